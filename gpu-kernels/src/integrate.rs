@@ -1,0 +1,205 @@
+//! Time integration: semi-implicit Euler (the seed notebook's scheme) and the
+//! kick and drift halves of leapfrog (kick-drift-kick, velocity Verlet).
+//!
+//! All are one thread per body, launched with [`launch::per_body`](crate::launch::per_body).
+//! Positions are double-buffered: kernels that move bodies read `pos_in` and write
+//! `pos_out`, so no thread ever reads a position another thread has already moved.
+
+use crate::exec::{Exec, Global};
+use crate::interaction::{Real, Vec3};
+use crate::vec4::Vec4;
+
+/// One semi-implicit Euler update: `v' = v + a dt`, `x' = x + v' dt`; mass kept.
+#[inline(always)]
+pub fn euler_update(pos: Vec4, vel: Vec4, acc: Vec3<f32>, dt: f32) -> (Vec4, Vec4) {
+    let v = Vec4::new(
+        Real::mul_add(acc.x, dt, vel.x),
+        Real::mul_add(acc.y, dt, vel.y),
+        Real::mul_add(acc.z, dt, vel.z),
+        vel.w,
+    );
+    let p = Vec4::new(
+        Real::mul_add(v.x, dt, pos.x),
+        Real::mul_add(v.y, dt, pos.y),
+        Real::mul_add(v.z, dt, pos.z),
+        pos.w,
+    );
+    (p, v)
+}
+
+/// The global index of this thread in a one-thread-per-body launch.
+#[inline(always)]
+pub fn global_thread<E: Exec>(e: &E) -> u32 {
+    e.block_idx() * e.block_dim() + e.thread_idx()
+}
+
+/// Semi-implicit Euler from precomputed accelerations (those of the triangle
+/// kernel), then clears `acc` for the next accumulation.
+///
+/// # Safety
+/// `pos_in`, `pos_out`, `vel` and `acc` hold `n` elements; launched with
+/// [`launch::per_body`](crate::launch::per_body)`(n, block)`.
+///
+/// # Parameters
+/// `dt`: time step. `acc` holds `G`-scaled accelerations.
+pub unsafe fn euler_from_accel<E: Exec>(
+    e: &E,
+    pos_in: Global<Vec4>,
+    pos_out: Global<Vec4>,
+    vel: Global<Vec4>,
+    acc: Global<Vec4>,
+    n: u32,
+    dt: f32,
+) {
+    let i = global_thread(e);
+    if i < n {
+        unsafe {
+            let a = e.load(acc, i);
+            let (p, v) = euler_update(
+                e.load(pos_in, i),
+                e.load(vel, i),
+                Vec3 {
+                    x: a.x,
+                    y: a.y,
+                    z: a.z,
+                },
+                dt,
+            );
+            e.store(vel, i, v);
+            e.store(pos_out, i, p);
+            e.store(acc, i, Vec4::ZERO);
+        }
+    }
+}
+
+/// Kick: `v += a dt` (leapfrog uses `dt / 2` twice per step).
+///
+/// # Safety
+/// `vel` and `acc` hold `n` elements; launched with [`launch::per_body`](crate::launch::per_body).
+pub unsafe fn kick<E: Exec>(e: &E, vel: Global<Vec4>, acc: Global<Vec4>, n: u32, dt: f32) {
+    let i = global_thread(e);
+    if i < n {
+        unsafe {
+            let a = e.load(acc, i);
+            let v = e.load(vel, i);
+            e.store(
+                vel,
+                i,
+                Vec4::new(
+                    Real::mul_add(a.x, dt, v.x),
+                    Real::mul_add(a.y, dt, v.y),
+                    Real::mul_add(a.z, dt, v.z),
+                    v.w,
+                ),
+            );
+        }
+    }
+}
+
+/// Drift: `x' = x + v dt`, from `pos_in` into `pos_out`; mass kept.
+///
+/// # Safety
+/// All buffers hold `n` elements; launched with [`launch::per_body`](crate::launch::per_body).
+pub unsafe fn drift<E: Exec>(
+    e: &E,
+    pos_in: Global<Vec4>,
+    pos_out: Global<Vec4>,
+    vel: Global<Vec4>,
+    n: u32,
+    dt: f32,
+) {
+    let i = global_thread(e);
+    if i < n {
+        unsafe {
+            let p = e.load(pos_in, i);
+            let v = e.load(vel, i);
+            e.store(
+                pos_out,
+                i,
+                Vec4::new(
+                    Real::mul_add(v.x, dt, p.x),
+                    Real::mul_add(v.y, dt, p.y),
+                    Real::mul_add(v.z, dt, p.z),
+                    p.w,
+                ),
+            );
+        }
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+mod entry_points {
+    use super::*;
+    use crate::nvptx::Gpu;
+
+    /// See [`euler_from_accel`].
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn nbody_euler_from_accel(
+        pos_in: *mut Vec4,
+        pos_out: *mut Vec4,
+        vel: *mut Vec4,
+        acc: *mut Vec4,
+        n: u32,
+        dt: f32,
+    ) {
+        unsafe {
+            euler_from_accel(
+                &Gpu,
+                Global::new(pos_in, n),
+                Global::new(pos_out, n),
+                Global::new(vel, n),
+                Global::new(acc, n),
+                n,
+                dt,
+            )
+        }
+    }
+
+    /// See [`kick`].
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn nbody_kick(vel: *mut Vec4, acc: *mut Vec4, n: u32, dt: f32) {
+        unsafe { kick(&Gpu, Global::new(vel, n), Global::new(acc, n), n, dt) }
+    }
+
+    /// See [`drift`].
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn nbody_drift(
+        pos_in: *mut Vec4,
+        pos_out: *mut Vec4,
+        vel: *mut Vec4,
+        n: u32,
+        dt: f32,
+    ) {
+        unsafe {
+            drift(
+                &Gpu,
+                Global::new(pos_in, n),
+                Global::new(pos_out, n),
+                Global::new(vel, n),
+                n,
+                dt,
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn euler_uses_the_new_velocity_for_the_drift() {
+        let (p, v) = euler_update(
+            Vec4::new(1.0, 0.0, 0.0, 5.0),
+            Vec4::new(0.0, 1.0, 0.0, 0.0),
+            Vec3 {
+                x: 2.0,
+                y: 0.0,
+                z: 0.0,
+            },
+            0.5,
+        );
+        assert_eq!(v, Vec4::new(1.0, 1.0, 0.0, 0.0));
+        assert_eq!(p, Vec4::new(1.5, 0.5, 0.0, 5.0));
+    }
+}

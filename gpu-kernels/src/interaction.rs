@@ -1,0 +1,345 @@
+//! The one pairwise interaction, shared by every kernel and by the host CPU backend.
+//!
+//! The functions are generic over [`Real`], the number type of one lane: an
+//! `f32` in the GPU kernels and in the emulator, a SIMD vector of `f32` (one
+//! body per lane) in the host's vectorised backend. So there is exactly one
+//! formula in the library:
+//!
+//! ```text
+//! a_i += m_j r_ij / (|r_ij|^2 + eps^2)^(3/2),   r_ij = x_j - x_i
+//! ```
+//!
+//! written with explicit fused multiply-adds and a fast reciprocal square root:
+//! 3 subtractions, 3 FMAs for `|r|^2 + eps^2`, one `rsqrt`, 3 multiplications
+//! for `m_j / d^3`, 3 FMAs into the accumulator: 13 operations, the floor for
+//! this formula on a GPU. `G` is applied once per body by the callers, not per pair.
+
+use core::ops::{Add, Mul, Neg, Sub};
+
+/// The arithmetic of one lane: what the interaction needs from a number type.
+///
+/// Implemented here for `f32` (on the GPU with NVVM's approximate `rsqrt`, on the
+/// host exactly); `nbody-host` implements it for its SIMD vectors.
+pub trait Real:
+    Copy + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Neg<Output = Self>
+{
+    /// The value `v` in every lane.
+    fn splat(v: f32) -> Self;
+    /// `self * a + b` with one rounding (a fused multiply-add).
+    fn mul_add(self, a: Self, b: Self) -> Self;
+    /// `1 / sqrt(self)`; `+inf` for `+0`. Fast on the GPU (`rsqrt.approx.ftz.f32`,
+    /// relative error below 2^-22), exact on the host for `f32`.
+    fn rsqrt(self) -> Self;
+    /// `min(self, f32::MAX)`, with NaN mapped to `f32::MAX`: leaves every finite
+    /// value unchanged and turns `inf` (and `0 * inf`) into a finite number.
+    fn min_finite(self) -> Self;
+}
+
+#[cfg(target_arch = "nvptx64")]
+unsafe extern "C" {
+    #[link_name = "llvm.nvvm.rsqrt.approx.ftz.f"]
+    fn nvvm_rsqrt_approx_ftz(x: f32) -> f32;
+}
+
+impl Real for f32 {
+    #[inline(always)]
+    fn splat(v: f32) -> Self {
+        v
+    }
+
+    #[cfg(target_arch = "nvptx64")]
+    #[inline(always)]
+    fn mul_add(self, a: Self, b: Self) -> Self {
+        // nvptx does not contract `a * b + c`; ask for the FMA explicitly.
+        core::intrinsics::fmaf32(self, a, b)
+    }
+
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[inline(always)]
+    fn mul_add(self, a: Self, b: Self) -> Self {
+        libm::fmaf(self, a, b)
+    }
+
+    #[cfg(target_arch = "nvptx64")]
+    #[inline(always)]
+    fn rsqrt(self) -> Self {
+        // `1.0 / x.sqrt()` would become IEEE `sqrt.rn` + `div.rn` with slow
+        // paths; the approximate, flush-to-zero form is one MUFU.RSQ.
+        unsafe { nvvm_rsqrt_approx_ftz(self) }
+    }
+
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[inline(always)]
+    fn rsqrt(self) -> Self {
+        1.0 / libm::sqrtf(self)
+    }
+
+    #[inline(always)]
+    fn min_finite(self) -> Self {
+        // `f32::min` returns the non-NaN operand (IEEE minNum, PTX `min.f32`).
+        self.min(f32::MAX)
+    }
+}
+
+/// A position and mass: one body, or one body per lane of a SIMD vector.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PointMass<R> {
+    /// x position.
+    pub x: R,
+    /// y position.
+    pub y: R,
+    /// z position.
+    pub z: R,
+    /// Mass.
+    pub m: R,
+}
+
+/// An acceleration (or any 3-vector) per lane.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Vec3<R> {
+    /// x component.
+    pub x: R,
+    /// y component.
+    pub y: R,
+    /// z component.
+    pub z: R,
+}
+
+impl<R: Real> Vec3<R> {
+    /// The zero vector.
+    #[inline(always)]
+    pub fn zero() -> Self {
+        let z = R::splat(0.0);
+        Vec3 { x: z, y: z, z }
+    }
+
+    /// Every component multiplied by `k`.
+    #[inline(always)]
+    pub fn scale(self, k: R) -> Self {
+        Vec3 {
+            x: self.x * k,
+            y: self.y * k,
+            z: self.z * k,
+        }
+    }
+}
+
+impl From<crate::Vec4> for PointMass<f32> {
+    #[inline(always)]
+    fn from(v: crate::Vec4) -> Self {
+        PointMass {
+            x: v.x,
+            y: v.y,
+            z: v.z,
+            m: v.w,
+        }
+    }
+}
+
+impl Vec3<f32> {
+    /// As a [`Vec4`](crate::Vec4) with `w = 0`.
+    #[inline(always)]
+    pub fn to_vec4(self) -> crate::Vec4 {
+        crate::Vec4::new(self.x, self.y, self.z, 0.0)
+    }
+}
+
+/// `r = x_j - x_i` and `1 / (|r|^2 + eps^2)^(3/2)`.
+#[inline(always)]
+fn separation<R: Real>(pi: &PointMass<R>, pj: &PointMass<R>, eps2: R) -> (Vec3<R>, R) {
+    let r = Vec3 {
+        x: pj.x - pi.x,
+        y: pj.y - pi.y,
+        z: pj.z - pi.z,
+    };
+    let d2 = r.z.mul_add(r.z, r.y.mul_add(r.y, r.x.mul_add(r.x, eps2)));
+    let inv = d2.rsqrt();
+    (r, inv * inv * inv)
+}
+
+/// Adds body j's pull on body i (without `G`) to `acc`:
+/// `acc + m_j r_ij / (|r_ij|^2 + eps^2)^(3/2)`.
+///
+/// Safe for every pair: when `r_ij = 0` (the self-pair, or a massless padding
+/// body at the same point) the contribution is exactly zero for any `eps2`,
+/// `0` included, never NaN. The guard is one `min` that leaves every finite
+/// factor unchanged, so results equal [`interaction_distinct`]'s wherever that
+/// one is finite.
+#[inline(always)]
+pub fn interaction<R: Real>(
+    acc: Vec3<R>,
+    pi: &PointMass<R>,
+    pj: &PointMass<R>,
+    eps2: R,
+) -> Vec3<R> {
+    let (r, inv3) = separation(pi, pj, eps2);
+    // 0 * inf (r = 0, eps = 0) would be NaN; clamp the factor to f32::MAX and
+    // the product with r = 0 is exactly 0.
+    let f = (pj.m * inv3).min_finite();
+    Vec3 {
+        x: r.x.mul_add(f, acc.x),
+        y: r.y.mul_add(f, acc.y),
+        z: r.z.mul_add(f, acc.z),
+    }
+}
+
+/// [`interaction`] without the self-pair guard, for the hot loops.
+///
+/// Equal to [`interaction`] whenever `m_j / (|r|^2 + eps^2)^(3/2)` is finite,
+/// which holds for every pair when `eps > 0` and the host has checked that
+/// `max m / eps^3` is finite in f32 (it always does), and for every pair of
+/// distinct, non-coincident bodies when `eps = 0`. Kernels use it only on
+/// tiles that cannot hold body i itself nor padding.
+#[inline(always)]
+pub fn interaction_distinct<R: Real>(
+    acc: Vec3<R>,
+    pi: &PointMass<R>,
+    pj: &PointMass<R>,
+    eps2: R,
+) -> Vec3<R> {
+    let (r, inv3) = separation(pi, pj, eps2);
+    let f = pj.m * inv3;
+    Vec3 {
+        x: r.x.mul_add(f, acc.x),
+        y: r.y.mul_add(f, acc.y),
+        z: r.z.mul_add(f, acc.z),
+    }
+}
+
+/// Both halves of one pair (Newton's third law), with `s = 1/d^3` computed once:
+/// returns `(acc_i + m_j s r, acc_j - m_i s r, s)`, `s = 1/(|r|^2 + eps^2)^(3/2)`.
+///
+/// For distinct bodies (the triangle schedule never pairs a body with itself).
+#[inline(always)]
+pub fn pair_interaction<R: Real>(
+    acc_i: Vec3<R>,
+    acc_j: Vec3<R>,
+    pi: &PointMass<R>,
+    pj: &PointMass<R>,
+    eps2: R,
+) -> (Vec3<R>, Vec3<R>, R) {
+    let (r, inv3) = separation(pi, pj, eps2);
+    let fi = pj.m * inv3;
+    // The negation folds into the multiply (FMUL with a negated operand).
+    let nfj = (-pi.m) * inv3;
+    (
+        Vec3 {
+            x: r.x.mul_add(fi, acc_i.x),
+            y: r.y.mul_add(fi, acc_i.y),
+            z: r.z.mul_add(fi, acc_i.z),
+        },
+        Vec3 {
+            x: r.x.mul_add(nfj, acc_j.x),
+            y: r.y.mul_add(nfj, acc_j.y),
+            z: r.z.mul_add(nfj, acc_j.z),
+        },
+        inv3,
+    )
+}
+
+/// `m_j / sqrt(|r_ij|^2 + eps^2)`: body j's share of body i's softened
+/// potential (without `-G m_i`). The caller excludes the self-pair.
+#[inline(always)]
+pub fn potential<R: Real>(pi: &PointMass<R>, pj: &PointMass<R>, eps2: R) -> R {
+    let (dx, dy, dz) = (pj.x - pi.x, pj.y - pi.y, pj.z - pi.z);
+    let d2 = dz.mul_add(dz, dy.mul_add(dy, dx.mul_add(dx, eps2)));
+    pj.m * d2.rsqrt()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pm(x: f32, y: f32, z: f32, m: f32) -> PointMass<f32> {
+        PointMass { x, y, z, m }
+    }
+
+    #[test]
+    fn matches_newton_for_a_simple_pair() {
+        // Body j at distance 2 on the x axis with mass 3, no softening:
+        // a = 3 * 2 / 2^3 = 0.75 towards j.
+        let a = interaction(
+            Vec3::zero(),
+            &pm(0.0, 0.0, 0.0, 1.0),
+            &pm(2.0, 0.0, 0.0, 3.0),
+            0.0,
+        );
+        assert_eq!(
+            a,
+            Vec3 {
+                x: 0.75,
+                y: 0.0,
+                z: 0.0
+            }
+        );
+        let b = interaction_distinct(
+            Vec3::zero(),
+            &pm(0.0, 0.0, 0.0, 1.0),
+            &pm(2.0, 0.0, 0.0, 3.0),
+            0.0,
+        );
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn softening_follows_the_plummer_form() {
+        let eps2 = 0.25f32;
+        let a = interaction(
+            Vec3::zero(),
+            &pm(0.0, 0.0, 0.0, 1.0),
+            &pm(0.0, 1.5, 0.0, 2.0),
+            eps2,
+        );
+        let d2 = 1.5f64 * 1.5 + 0.25;
+        let expect = 2.0 * 1.5 / (d2 * d2.sqrt());
+        assert!(
+            ((a.y as f64) - expect).abs() < 1e-6 * expect,
+            "{a:?} vs {expect}"
+        );
+    }
+
+    #[test]
+    fn self_pair_is_exactly_zero_for_any_softening() {
+        let p = pm(1.25, -3.5, 7.0, 2.5);
+        for eps2 in [0.0f32, 1e-30, 0.01, 1.0] {
+            let a = interaction(Vec3::zero(), &p, &p, eps2);
+            assert_eq!(a, Vec3::zero(), "eps2 = {eps2}");
+            assert!(a.x.to_bits() == 0 && a.y.to_bits() == 0 && a.z.to_bits() == 0);
+        }
+        // A massless padding body on top of body i: still zero, not NaN.
+        let a = interaction(Vec3::zero(), &p, &pm(1.25, -3.5, 7.0, 0.0), 0.0);
+        assert_eq!(a, Vec3::zero());
+        // Without the guard the self-pair at eps = 0 is NaN: the guard is needed.
+        let b = interaction_distinct(Vec3::zero(), &p, &p, 0.0);
+        assert!(b.x.is_nan());
+    }
+
+    #[test]
+    fn pair_interaction_is_both_one_sided_interactions() {
+        let pi = pm(0.5, 1.0, -2.0, 3.0);
+        let pj = pm(-1.0, 2.5, 0.25, 0.5);
+        let eps2 = 0.01;
+        let (ai, aj, _) = pair_interaction(Vec3::zero(), Vec3::zero(), &pi, &pj, eps2);
+        let ai_ref = interaction(Vec3::zero(), &pi, &pj, eps2);
+        let aj_ref = interaction(Vec3::zero(), &pj, &pi, eps2);
+        for (a, b) in [
+            (ai.x, ai_ref.x),
+            (ai.y, ai_ref.y),
+            (ai.z, ai_ref.z),
+            (aj.x, aj_ref.x),
+            (aj.y, aj_ref.y),
+            (aj.z, aj_ref.z),
+        ] {
+            assert!((a - b).abs() <= 1e-6 * b.abs().max(1e-30), "{a} vs {b}");
+        }
+        // Momentum: m_i a_i + m_j a_j = 0 up to rounding.
+        let px = pi.m * ai.x + pj.m * aj.x;
+        assert!(px.abs() < 1e-6 * (pi.m * ai.x).abs());
+    }
+
+    #[test]
+    fn potential_is_softened_inverse_distance() {
+        let u = potential(&pm(0.0, 0.0, 0.0, 1.0), &pm(3.0, 4.0, 0.0, 2.0), 0.0);
+        assert!((u - 0.4).abs() < 1e-7);
+    }
+}

@@ -1,0 +1,202 @@
+//! Launch shapes of every kernel: pure functions shared by the CUDA backend and
+//! the emulator, so both launch exactly the same grids.
+//!
+//! A grid of 0 blocks means "nothing to do" (for example the triangle kernel
+//! with fewer than two bodies); launchers skip such launches.
+
+/// Threads per warp.
+pub const WARP: u32 = 32;
+/// Smallest block size the kernels accept (one warp).
+pub const MIN_BLOCK: u32 = 32;
+/// Largest block size the kernels accept (the CUDA limit).
+pub const MAX_BLOCK: u32 = 1024;
+/// Largest body count: every index the kernels compute, including padding
+/// (`n + 2 * block`), stays below `2^31`, and byte offsets are 64-bit.
+pub const MAX_BODIES: u32 = 1 << 30;
+/// Largest grid (`gridDim.x` limit of compute capability 3.0 and newer).
+pub const MAX_GRID: u32 = (1 << 31) - 1;
+/// Bodies each thread of the tiled kernels carries in registers: two, so one
+/// shared-memory load of a `j` body serves two interactions.
+pub const TILED_BODIES_PER_THREAD: u32 = 2;
+/// Bytes of one body in memory (`[x, y, z, m]` as `f32`).
+pub const BODY_BYTES: u32 = 16;
+
+/// Grid, block and dynamic shared memory of one launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchShape {
+    /// Blocks in the grid (`gridDim.x`).
+    pub grid: u32,
+    /// Threads per block (`blockDim.x`).
+    pub block: u32,
+    /// Dynamic shared memory per block, in bytes.
+    pub shared_bytes: u32,
+}
+
+/// Whether `block` is a valid block size: a power of two in `32..=1024`.
+pub const fn is_valid_block(block: u32) -> bool {
+    block.is_power_of_two() && block >= MIN_BLOCK && block <= MAX_BLOCK
+}
+
+/// One thread per body (SIMT all-pairs, kick, drift, Euler update).
+pub const fn per_body(n: u32, block: u32) -> LaunchShape {
+    LaunchShape {
+        grid: n.div_ceil(block),
+        block,
+        shared_bytes: 0,
+    }
+}
+
+/// The tiled all-pairs kernels: [`TILED_BODIES_PER_THREAD`] bodies per thread,
+/// one tile of `block` bodies in shared memory.
+pub const fn tiled(n: u32, block: u32) -> LaunchShape {
+    LaunchShape {
+        grid: n.div_ceil(block * TILED_BODIES_PER_THREAD),
+        block,
+        shared_bytes: block * BODY_BYTES,
+    }
+}
+
+/// The energy reduction: one thread per body, a tile of bodies and then two
+/// `f64` partial sums per thread in shared memory (both `16 * block` bytes).
+pub const fn energy(n: u32, block: u32) -> LaunchShape {
+    LaunchShape {
+        grid: n.div_ceil(block),
+        block,
+        shared_bytes: block * BODY_BYTES,
+    }
+}
+
+/// Number of `f64` values the energy kernel writes: kinetic and potential
+/// partial sums per block.
+pub const fn energy_partials(n: u32, block: u32) -> u32 {
+    2 * energy(n, block).grid
+}
+
+/// Groups of the triangle schedule: `G = (N - 2) / B + 1` (0 when `N < 2`).
+///
+/// Group `g` owns i-bodies `B g .. B g + B` and j-bodies `B g + 1 ..= B g + B`;
+/// `B G >= N - 1`, so every pair `i < j < N` falls in exactly one block `(gx, gy)`
+/// with `gx <= gy`.
+pub const fn triangle_groups(n: u32, block: u32) -> u32 {
+    if n < 2 { 0 } else { (n - 2) / block + 1 }
+}
+
+/// Blocks of the triangle schedule, `G (G + 1) / 2` (may exceed [`MAX_GRID`]).
+pub const fn triangle_blocks(n: u32, block: u32) -> u64 {
+    let g = triangle_groups(n, block) as u64;
+    g * (g + 1) / 2
+}
+
+/// The triangle kernel: `G (G + 1) / 2` blocks, and `block` j-bodies plus their
+/// accumulated reactions in shared memory. `None` when the grid would exceed
+/// [`MAX_GRID`] (more than about `65535 * block` bodies).
+pub const fn triangle(n: u32, block: u32) -> Option<LaunchShape> {
+    let blocks = triangle_blocks(n, block);
+    if blocks > MAX_GRID as u64 {
+        return None;
+    }
+    Some(LaunchShape {
+        grid: blocks as u32,
+        block,
+        shared_bytes: 2 * block * BODY_BYTES,
+    })
+}
+
+/// Block id -> `(gx, gy)`, `gx <= gy`, in closed form.
+///
+/// Blocks are numbered row by row of the upper triangle:
+/// `id = gy (gy + 1) / 2 + gx`, so `gy = floor((sqrt(8 id + 1) - 1) / 2)`.
+/// The square root is taken in `f64`, exact for every `id < 2^31`; one integer
+/// check guards the floor anyway.
+#[inline(always)]
+pub fn triangle_block_coords(id: u32) -> (u32, u32) {
+    let id = id as u64;
+    let root = sqrt_f64((8 * id + 1) as f64);
+    let mut gy = ((root - 1.0) * 0.5) as u64;
+    if (gy + 1) * (gy + 2) / 2 <= id {
+        gy += 1;
+    } else if gy * (gy + 1) / 2 > id {
+        gy -= 1;
+    }
+    let gx = id - gy * (gy + 1) / 2;
+    (gx as u32, gy as u32)
+}
+
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+fn sqrt_f64(x: f64) -> f64 {
+    core::intrinsics::sqrtf64(x)
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+#[inline(always)]
+fn sqrt_f64(x: f64) -> f64 {
+    libm::sqrt(x)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_sizes() {
+        for b in [32, 64, 128, 256, 512, 1024] {
+            assert!(is_valid_block(b));
+        }
+        for b in [0, 1, 16, 31, 33, 48, 96, 2048] {
+            assert!(!is_valid_block(b), "{b}");
+        }
+    }
+
+    #[test]
+    fn grids_cover_every_body() {
+        for n in [1, 2, 17, 31, 32, 33, 255, 256, 257, 1000, 2048] {
+            for b in [32, 64, 128, 256, 1024] {
+                let s = per_body(n, b);
+                assert!(s.grid * b >= n && (s.grid - 1) * b < n);
+                let t = tiled(n, b);
+                assert!(t.grid * 2 * b >= n && (t.grid - 1) * 2 * b < n);
+                assert_eq!(t.shared_bytes, 16 * b);
+                assert_eq!(energy_partials(n, b), 2 * n.div_ceil(b));
+            }
+        }
+    }
+
+    #[test]
+    fn triangle_group_count_matches_the_seed_formula() {
+        assert_eq!(triangle_groups(0, 32), 0);
+        assert_eq!(triangle_groups(1, 32), 0);
+        assert_eq!(triangle_groups(2, 32), 1);
+        assert_eq!(triangle_groups(33, 32), 1); // j reaches B*0 + 1 + 31 = 32 = N-1
+        assert_eq!(triangle_groups(34, 32), 2);
+        for n in 2..3000u32 {
+            for b in [32u32, 64, 256] {
+                let g = triangle_groups(n, b);
+                assert!(b * g >= n - 1, "n={n} b={b}: last j not covered");
+                assert!(b * (g - 1) < n - 1, "n={n} b={b}: one group too many");
+            }
+        }
+        assert_eq!(triangle(2, 32).unwrap().grid, 1);
+        assert_eq!(triangle(1, 32).unwrap().grid, 0);
+        assert_eq!(triangle(100_000, 32).unwrap().shared_bytes, 2 * 32 * 16);
+        assert!(triangle(MAX_BODIES, 32).is_none());
+    }
+
+    #[test]
+    fn triangle_coords_invert_the_numbering() {
+        let mut id = 0u32;
+        for gy in 0..2000u32 {
+            for gx in 0..=gy {
+                assert_eq!(triangle_block_coords(id), (gx, gy), "id {id}");
+                id += 1;
+            }
+        }
+        // Far end of the grid range.
+        for gy in [65_534u32, 65_535] {
+            for gx in [0, 1, gy / 2, gy - 1, gy] {
+                let id = gy * (gy + 1) / 2 + gx;
+                assert_eq!(triangle_block_coords(id), (gx, gy));
+            }
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! The GPU implementation of [`Exec`]: PTX special registers, barriers, shared
+//! memory and `red.add.f32`. Compiled for `nvptx64` only.
+
+use core::arch::asm;
+use core::arch::nvptx;
+use core::intrinsics::gpu::gpu_launch_sized_workgroup_mem;
+
+use crate::exec::{Exec, Global, Word};
+
+/// The GPU execution model; zero-sized, so generic kernel bodies monomorphise
+/// to plain PTX.
+pub(crate) struct Gpu;
+
+impl Exec for Gpu {
+    #[inline(always)]
+    fn thread_idx(&self) -> u32 {
+        unsafe { nvptx::_thread_idx_x() }
+    }
+
+    #[inline(always)]
+    fn block_idx(&self) -> u32 {
+        unsafe { nvptx::_block_idx_x() }
+    }
+
+    #[inline(always)]
+    fn block_dim(&self) -> u32 {
+        unsafe { nvptx::_block_dim_x() }
+    }
+
+    #[inline(always)]
+    fn grid_dim(&self) -> u32 {
+        unsafe { nvptx::_grid_dim_x() }
+    }
+
+    #[inline(always)]
+    fn sync_threads(&self) {
+        unsafe { nvptx::_syncthreads() }
+    }
+
+    #[inline(always)]
+    fn sync_warp(&self) {
+        // `__syncwarp(0xffffffff)`: converges the warp and orders its memory accesses.
+        unsafe { asm!("bar.warp.sync -1;", options(nostack)) }
+    }
+
+    #[inline(always)]
+    unsafe fn load<T: Word>(&self, buf: Global<T>, i: u32) -> T {
+        unsafe { buf.as_ptr().add(i as usize).read() }
+    }
+
+    #[inline(always)]
+    unsafe fn store<T: Word>(&self, buf: Global<T>, i: u32, value: T) {
+        unsafe { buf.as_ptr().add(i as usize).write(value) }
+    }
+
+    #[inline(always)]
+    unsafe fn atomic_add(&self, buf: Global<f32>, i: u32, value: f32) {
+        let p = unsafe { buf.as_ptr().add(i as usize) };
+        // Device-scope reduction, result unused: RED.E.ADD.F32.FTZ.RN in SASS.
+        unsafe {
+            asm!(
+                "{{ .reg .u64 %gp; cvta.to.global.u64 %gp, {p}; red.global.add.f32 [%gp], {v}; }}",
+                p = in(reg64) p,
+                v = in(reg32) value,
+                options(nostack)
+            )
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn shared_load<T: Word>(&self, i: u32) -> T {
+        unsafe { gpu_launch_sized_workgroup_mem::<T>().add(i as usize).read() }
+    }
+
+    #[inline(always)]
+    unsafe fn shared_store<T: Word>(&self, i: u32, value: T) {
+        unsafe {
+            gpu_launch_sized_workgroup_mem::<T>()
+                .add(i as usize)
+                .write(value)
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn shared_atomic_add(&self, i: u32, value: f32) {
+        let p = unsafe { gpu_launch_sized_workgroup_mem::<f32>().add(i as usize) };
+        unsafe {
+            asm!(
+                "{{ .reg .u64 %sp; cvta.to.shared.u64 %sp, {p}; red.shared.add.f32 [%sp], {v}; }}",
+                p = in(reg64) p,
+                v = in(reg32) value,
+                options(nostack)
+            )
+        }
+    }
+}

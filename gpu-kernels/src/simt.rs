@@ -1,0 +1,168 @@
+//! SIMT all-pairs: the seed notebook's baseline `integrate_bodies`.
+//!
+//! # Thread mapping
+//! One thread per body `i = blockIdx.x * blockDim.x + threadIdx.x`; threads
+//! with `i >= n` exit at once (this kernel has no barriers).
+//!
+//! # Memory
+//! Every thread reads all `n` bodies from global memory (`ld.global.v4.f32`,
+//! 16 bytes per body); neighbouring threads read the same `j` at the same time,
+//! so the loads are broadcasts served by L1. No shared memory.
+//!
+//! # The self-pair
+//! The `j` loop is split into `0..i` and `i+1..n`, so body `i` never meets
+//! itself and the hot loop uses the unguarded
+//! [`interaction_distinct`](crate::interaction::interaction_distinct).
+
+use seq_macro::seq;
+
+use crate::exec::{Exec, Global};
+use crate::integrate::{euler_update, global_thread};
+use crate::interaction::{PointMass, Vec3, interaction_distinct};
+use crate::vec4::Vec4;
+
+/// Loop unrolling of the `j` loop.
+const UNROLL: u32 = 8;
+
+/// Sum over `j in start..end` of body j's pull on `pi` (without `G`).
+#[inline(always)]
+unsafe fn sum_range<E: Exec>(
+    e: &E,
+    pos: Global<Vec4>,
+    pi: &PointMass<f32>,
+    start: u32,
+    end: u32,
+    eps2: f32,
+    mut acc: Vec3<f32>,
+) -> Vec3<f32> {
+    let mut j = start;
+    while j + UNROLL <= end {
+        seq!(U in 0..8 {
+            let pj = PointMass::from(unsafe { e.load(pos, j + U) });
+            acc = interaction_distinct(acc, pi, &pj, eps2);
+        });
+        j += UNROLL;
+    }
+    while j < end {
+        let pj = PointMass::from(unsafe { e.load(pos, j) });
+        acc = interaction_distinct(acc, pi, &pj, eps2);
+        j += 1;
+    }
+    acc
+}
+
+/// Body `i` and its acceleration `G * sum_j` from all other bodies.
+#[inline(always)]
+unsafe fn accel_of<E: Exec>(
+    e: &E,
+    pos: Global<Vec4>,
+    n: u32,
+    i: u32,
+    g: f32,
+    eps2: f32,
+) -> (Vec4, Vec3<f32>) {
+    let body = unsafe { e.load(pos, i) };
+    let pi = PointMass::from(body);
+    let acc = unsafe { sum_range(e, pos, &pi, 0, i, eps2, Vec3::zero()) };
+    let acc = unsafe { sum_range(e, pos, &pi, i + 1, n, eps2, acc) };
+    (body, acc.scale(g))
+}
+
+/// Accelerations `acc[i] = G sum_{j != i} m_j r_ij / (|r_ij|^2 + eps^2)^(3/2)`.
+///
+/// # Safety
+/// `pos` and `acc` hold `n` elements; launched with
+/// [`launch::per_body`](crate::launch::per_body)`(n, block)`.
+///
+/// # Parameters
+/// `g`: gravitational constant; `eps2`: softening length squared.
+pub unsafe fn simt_accel<E: Exec>(
+    e: &E,
+    pos: Global<Vec4>,
+    acc: Global<Vec4>,
+    n: u32,
+    g: f32,
+    eps2: f32,
+) {
+    let i = global_thread(e);
+    if i < n {
+        unsafe {
+            let (_, a) = accel_of(e, pos, n, i, g, eps2);
+            e.store(acc, i, a.to_vec4());
+        }
+    }
+}
+
+/// One semi-implicit Euler step fused with the force loop (the notebook's
+/// `integrate_bodies`): `v += a dt`, `pos_out = pos_in + v dt`.
+///
+/// # Safety
+/// All buffers hold `n` elements, `pos_in` and `pos_out` do not overlap;
+/// launched with [`launch::per_body`](crate::launch::per_body)`(n, block)`.
+///
+/// # Parameters
+/// `dt`: time step; `g`: gravitational constant; `eps2`: softening length squared.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn simt_euler<E: Exec>(
+    e: &E,
+    pos_in: Global<Vec4>,
+    pos_out: Global<Vec4>,
+    vel: Global<Vec4>,
+    n: u32,
+    dt: f32,
+    g: f32,
+    eps2: f32,
+) {
+    let i = global_thread(e);
+    if i < n {
+        unsafe {
+            let (body, a) = accel_of(e, pos_in, n, i, g, eps2);
+            let (p, v) = euler_update(body, e.load(vel, i), a, dt);
+            e.store(vel, i, v);
+            e.store(pos_out, i, p);
+        }
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+mod entry_points {
+    use super::*;
+    use crate::nvptx::Gpu;
+
+    /// See [`simt_accel`].
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn nbody_simt_accel(
+        pos: *mut Vec4,
+        acc: *mut Vec4,
+        n: u32,
+        g: f32,
+        eps2: f32,
+    ) {
+        unsafe { simt_accel(&Gpu, Global::new(pos, n), Global::new(acc, n), n, g, eps2) }
+    }
+
+    /// See [`simt_euler`].
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn nbody_simt_euler(
+        pos_in: *mut Vec4,
+        pos_out: *mut Vec4,
+        vel: *mut Vec4,
+        n: u32,
+        dt: f32,
+        g: f32,
+        eps2: f32,
+    ) {
+        unsafe {
+            simt_euler(
+                &Gpu,
+                Global::new(pos_in, n),
+                Global::new(pos_out, n),
+                Global::new(vel, n),
+                n,
+                dt,
+                g,
+                eps2,
+            )
+        }
+    }
+}
