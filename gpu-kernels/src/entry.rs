@@ -85,6 +85,13 @@ pub const ENERGY: EntryPoint = EntryPoint {
     params: &[Ptr, Ptr, U32, F32, Ptr],
 };
 
+/// [`integrate::check_finite`](crate::integrate::check_finite).
+pub const CHECK_FINITE: EntryPoint = EntryPoint {
+    name: "nbody_check_finite",
+    param_names: &["pos", "vel", "n", "step", "flag"],
+    params: &[Ptr, Ptr, U32, U32, Ptr],
+};
+
 /// Every entry point of the PTX module.
 pub const ALL: &[EntryPoint] = &[
     SIMT_EULER,
@@ -96,6 +103,7 @@ pub const ALL: &[EntryPoint] = &[
     KICK,
     DRIFT,
     ENERGY,
+    CHECK_FINITE,
 ];
 
 #[cfg(test)]

@@ -127,6 +127,47 @@ pub unsafe fn drift<E: Exec>(
     }
 }
 
+/// Value of `flag[0]` while every body is finite.
+pub const ALL_FINITE: u32 = u32::MAX;
+
+/// Divergence check, launched after every step: if body `i`'s position or
+/// velocity is not finite and `flag[0]` is still [`ALL_FINITE`], writes
+/// `flag[0] = step` and `flag[1] = i`.
+///
+/// Launches in one stream run in order, so `flag[0]` ends up holding the first
+/// step that went wrong; threads of that launch all write the same `step`, and
+/// `flag[1]` is one of the bad bodies. Costs one read of the state, no atomics.
+///
+/// # Safety
+/// `pos` and `vel` hold `n` elements, `flag` two; launched with
+/// [`launch::per_body`](crate::launch::per_body).
+pub unsafe fn check_finite<E: Exec>(
+    e: &E,
+    pos: Global<Vec4>,
+    vel: Global<Vec4>,
+    n: u32,
+    step: u32,
+    flag: Global<u32>,
+) {
+    let i = global_thread(e);
+    if i < n {
+        unsafe {
+            let p = e.load(pos, i);
+            let v = e.load(vel, i);
+            let finite = p.x.is_finite()
+                && p.y.is_finite()
+                && p.z.is_finite()
+                && v.x.is_finite()
+                && v.y.is_finite()
+                && v.z.is_finite();
+            if !finite && e.load(flag, 0) == ALL_FINITE {
+                e.store(flag, 0, step);
+                e.store(flag, 1, i);
+            }
+        }
+    }
+}
+
 #[cfg(target_arch = "nvptx64")]
 mod entry_points {
     use super::*;
@@ -151,6 +192,27 @@ mod entry_points {
                 Global::new(acc, n),
                 n,
                 dt,
+            )
+        }
+    }
+
+    /// See [`check_finite`].
+    #[unsafe(no_mangle)]
+    pub unsafe extern "ptx-kernel" fn nbody_check_finite(
+        pos: *mut Vec4,
+        vel: *mut Vec4,
+        n: u32,
+        step: u32,
+        flag: *mut u32,
+    ) {
+        unsafe {
+            check_finite(
+                &Gpu,
+                Global::new(pos, n),
+                Global::new(vel, n),
+                n,
+                step,
+                Global::new(flag, 2),
             )
         }
     }

@@ -1,1 +1,56 @@
-//! placeholder
+//! Direct-summation N-body gravity on NVIDIA GPUs (CUDA, PTX compiled from the
+//! `gpu-kernels` crate), on a multithreaded SIMD CPU backend, or in a CPU
+//! emulator of the CUDA execution model that runs the very kernel code.
+//!
+//! ```
+//! use nbody_host::{Backend, Integrator, Kernel, Simulation, ic};
+//!
+//! let bodies = ic::uniform_cube(512, 42); // the seed notebook's set-up
+//! let mut sim = Simulation::builder(bodies)
+//!     .softening(0.1)
+//!     .dt(0.01)
+//!     .gravitational_constant(1.0)
+//!     .kernel(Kernel::Tiled { block: 128 })
+//!     .integrator(Integrator::SemiImplicitEuler)
+//!     .backend(Backend::Cpu)
+//!     .build()?;
+//! let e0 = sim.energy()?;
+//! sim.step(10)?;
+//! let state = sim.state()?;
+//! assert_eq!((state.step, state.bodies.len()), (10, 512));
+//! println!("{}: dE/E = {:.2e}", sim.backend(), sim.energy()?.relative_change_from(&e0));
+//! # Ok::<(), nbody_host::Error>(())
+//! ```
+//!
+//! | module | what |
+//! | --- | --- |
+//! | [`Simulation`] | build, step, read state and diagnostics |
+//! | [`ic`] | seeded initial conditions |
+//! | [`oracle`] | the `f64` all-pairs reference every backend is tested against |
+//! | [`emulator`] | run any kernel body on CPU threads, with a race detector |
+#![deny(missing_docs)]
+
+mod backend;
+mod config;
+mod cpu;
+mod cuda;
+pub mod emulator;
+mod error;
+pub mod ic;
+pub mod oracle;
+mod plan;
+mod simulation;
+mod state;
+
+pub use config::{Backend, BackendKind, DEFAULT_BLOCK, Integrator, Kernel, Params};
+pub use cpu::CpuTuning;
+pub use error::{Error, Result};
+pub use simulation::{Simulation, SimulationBuilder};
+pub use state::{Bodies, Energy, Momentum, State};
+
+/// The PTX module of all kernels, built from `gpu-kernels` by
+/// `scripts/build-ptx.sh` (sm_70, PTX ISA 7.0) and checked in CI to match the source.
+pub const PTX: &str = include_str!("../ptx/gpu_kernels.ptx");
+
+/// The kernels' entry points and launch shapes, re-exported for tools.
+pub use gpu_kernels::{entry, launch};

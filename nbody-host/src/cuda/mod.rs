@@ -1,0 +1,44 @@
+//! The CUDA backend (feature `cuda`), or a stand-in whose constructor returns
+//! [`Error::CudaNotCompiled`](crate::Error::CudaNotCompiled), so the public
+//! API is the same with and without the feature.
+
+#[cfg(not(feature = "cuda"))]
+mod stand_in {
+    use glam::Vec3;
+
+    use crate::backend::{Divergence, Engine};
+    use crate::config::{BackendKind, Params};
+    use crate::error::{Error, Result};
+    use crate::state::{Bodies, Energy};
+
+    /// Stand-in for the CUDA engine in builds without the `cuda` feature.
+    pub enum CudaEngine {}
+
+    impl CudaEngine {
+        /// Always [`Error::CudaNotCompiled`].
+        pub fn new(_device: u32, _bodies: &Bodies, _params: &Params) -> Result<CudaEngine> {
+            Err(Error::CudaNotCompiled)
+        }
+    }
+
+    impl Engine for CudaEngine {
+        fn kind(&self) -> BackendKind {
+            match *self {}
+        }
+        fn step(&mut self, _steps: u64) -> Result<Option<Divergence>> {
+            match *self {}
+        }
+        fn read_state(&mut self) -> Result<Bodies> {
+            match *self {}
+        }
+        fn energy(&mut self) -> Result<Energy> {
+            match *self {}
+        }
+        fn accelerations(&mut self) -> Result<Vec<Vec3>> {
+            match *self {}
+        }
+    }
+}
+
+#[cfg(not(feature = "cuda"))]
+pub use stand_in::CudaEngine;

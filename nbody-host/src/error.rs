@@ -1,0 +1,192 @@
+//! The one error type of the library.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong, each message naming the offending value.
+///
+/// No public function of this crate panics on bad input; it returns one of these.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A simulation needs at least one body.
+    #[error("no bodies: N = 0, a simulation needs at least one body")]
+    NoBodies,
+
+    /// More bodies than the kernels can index with 32-bit integers.
+    #[error(
+        "N = {n} bodies is more than {max}, the most the kernels can index with 32-bit integers"
+    )]
+    TooManyBodies {
+        /// Requested number of bodies.
+        n: usize,
+        /// The limit ([`gpu_kernels::launch::MAX_BODIES`]).
+        max: usize,
+    },
+
+    /// Position, velocity and mass arrays of different lengths.
+    #[error(
+        "mismatched array lengths: {positions} positions, {velocities} velocities, {masses} masses (all must be equal)"
+    )]
+    LengthMismatch {
+        /// Number of positions.
+        positions: usize,
+        /// Number of velocities.
+        velocities: usize,
+        /// Number of masses.
+        masses: usize,
+    },
+
+    /// A mass that is NaN, infinite or negative.
+    #[error("body {index}: mass {mass} must be finite and >= 0")]
+    InvalidMass {
+        /// Index of the body.
+        index: usize,
+        /// The offending mass.
+        mass: f32,
+    },
+
+    /// A position or velocity with a NaN or infinite component.
+    #[error("body {index}: {quantity} {value:?} is not finite")]
+    NonFiniteInput {
+        /// Index of the body.
+        index: usize,
+        /// `"position"` or `"velocity"`.
+        quantity: &'static str,
+        /// The offending vector.
+        value: [f32; 3],
+    },
+
+    /// A time step that is not finite and positive (also in `f32`).
+    #[error("time step dt = {0} must be finite and > 0 (in f32)")]
+    InvalidTimeStep(f64),
+
+    /// A softening length that is negative or not finite.
+    #[error("softening length eps = {0} must be finite and >= 0 (and eps^2 finite in f32)")]
+    InvalidSoftening(f64),
+
+    /// A gravitational constant that is not finite and positive.
+    #[error("gravitational constant G = {0} must be finite and > 0 (in f32)")]
+    InvalidGravitationalConstant(f64),
+
+    /// A block size the kernels cannot use.
+    #[error("block size {block} for the {kernel} kernel must be a power of two in 32..=1024")]
+    InvalidBlockSize {
+        /// The offending block size.
+        block: u32,
+        /// Kernel name.
+        kernel: &'static str,
+    },
+
+    /// A block size whose shared memory the device cannot provide.
+    #[error(
+        "block size {block} for the {kernel} kernel needs {needed} bytes of shared memory per block; the device allows {available}"
+    )]
+    SharedMemoryExceeded {
+        /// The block size.
+        block: u32,
+        /// Kernel name.
+        kernel: &'static str,
+        /// Bytes the launch needs.
+        needed: u32,
+        /// Bytes the device allows per block.
+        available: u32,
+    },
+
+    /// A launch grid larger than CUDA allows (triangle kernel, very large N).
+    #[error(
+        "the {kernel} kernel with block size {block} cannot schedule N = {n}: {blocks} blocks exceed the grid limit {max}; use a larger block"
+    )]
+    GridTooLarge {
+        /// Kernel name.
+        kernel: &'static str,
+        /// Number of bodies.
+        n: usize,
+        /// Block size.
+        block: u32,
+        /// Blocks needed.
+        blocks: u64,
+        /// The limit.
+        max: u32,
+    },
+
+    /// Not enough device memory, found before allocating anything.
+    #[error("N = {n} needs {needed} bytes of device memory; the device has {available} bytes free")]
+    DeviceMemoryExceeded {
+        /// Number of bodies.
+        n: usize,
+        /// Bytes needed.
+        needed: u64,
+        /// Bytes free on the device.
+        available: u64,
+    },
+
+    /// The state turned non-finite during a run (a close encounter with too
+    /// little softening, or too large a time step).
+    #[error(
+        "the simulation became non-finite at step {step} (body {body}): a close encounter with too little softening, or too large a time step"
+    )]
+    Diverged {
+        /// First step after which a position or velocity was not finite.
+        step: u64,
+        /// A body that was not finite (the lowest index the backend saw).
+        body: usize,
+    },
+
+    /// Refusing to write a snapshot of a non-finite state.
+    #[error("refusing to write {path}: body {body} is not finite (the simulation diverged)")]
+    NonFiniteSnapshot {
+        /// The file not written.
+        path: PathBuf,
+        /// A non-finite body.
+        body: usize,
+    },
+
+    /// The crate was built without the `cuda` feature.
+    #[error("this build has no CUDA support: rebuild nbody-host with `--features cuda`")]
+    CudaNotCompiled,
+
+    /// The `cuda` feature is on but no usable device or driver was found.
+    #[error("no usable CUDA device: {0}")]
+    CudaUnavailable(String),
+
+    /// An error reported by the CUDA driver.
+    #[error("CUDA error during {during}: {message}")]
+    Cuda {
+        /// What the backend was doing.
+        during: String,
+        /// The driver's message.
+        message: String,
+    },
+
+    /// The emulator caught a kernel bug: a shared-memory race, an
+    /// out-of-bounds access or a deadlock at a barrier.
+    #[error("emulator: {0}")]
+    Emulator(String),
+
+    /// A parameter the chosen backend does not support.
+    #[error("{0}")]
+    Unsupported(String),
+
+    /// Reading or writing a file failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+
+    /// A file that is not what it should be (wrong format, truncated, corrupt).
+    #[error("{}: not a valid {format} file: {reason}", path.display())]
+    InvalidFile {
+        /// The file.
+        path: PathBuf,
+        /// The expected format (`"npy"`, `"checkpoint"`, ...).
+        format: &'static str,
+        /// What is wrong, naming the offending value.
+        reason: String,
+    },
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

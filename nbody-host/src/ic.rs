@@ -1,0 +1,127 @@
+//! Initial conditions: seeded and reproducible (ChaCha8 streams, so the same
+//! seed gives the same bodies on every platform and release of this crate).
+
+use glam::Vec3;
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::state::Bodies;
+
+fn rng(seed: u64) -> ChaCha8Rng {
+    ChaCha8Rng::seed_from_u64(seed)
+}
+
+/// The seed notebook's set-up: positions uniform in `[-s, s]^3` with
+/// `s = 10 (N / 1024)^(1/3)` (constant density), velocities uniform in
+/// `[-1, 1]^3`, unit masses.
+pub fn uniform_cube(n: usize, seed: u64) -> Bodies {
+    let mut r = rng(seed);
+    let s = 10.0 * (n as f64 / 1024.0).cbrt();
+    let s = s as f32;
+    let mut bodies = Bodies {
+        positions: Vec::with_capacity(n),
+        velocities: Vec::with_capacity(n),
+        masses: vec![1.0; n],
+    };
+    for _ in 0..n {
+        bodies.positions.push(Vec3::new(
+            r.random_range(-s..=s),
+            r.random_range(-s..=s),
+            r.random_range(-s..=s),
+        ));
+        bodies.velocities.push(Vec3::new(
+            r.random_range(-1.0..=1.0),
+            r.random_range(-1.0..=1.0),
+            r.random_range(-1.0..=1.0),
+        ));
+    }
+    bodies
+}
+
+/// A Plummer sphere in virial equilibrium, in Hénon units (`G = 1`, total
+/// mass 1, total energy -1/4, virial radius 1; Plummer scale `a = 3 pi / 16`),
+/// sampled as in Aarseth, Hénon & Wielen (1974), radii cut at `10 a`, moved to
+/// the centre-of-mass frame. Equal masses `1/N`.
+pub fn plummer(n: usize, seed: u64) -> Bodies {
+    let mut r = rng(seed);
+    let a = 3.0 * std::f64::consts::PI / 16.0;
+    let mut pos = Vec::with_capacity(n);
+    let mut vel = Vec::with_capacity(n);
+    for _ in 0..n {
+        // Radius from the inverse cumulative mass profile.
+        let radius = loop {
+            let x: f64 = r.random_range(1e-10..1.0);
+            let rad = a / (x.powf(-2.0 / 3.0) - 1.0).sqrt();
+            if rad < 10.0 * a {
+                break rad;
+            }
+        };
+        // Speed as a fraction q of the local escape speed, q^2 (1 - q^2)^(7/2).
+        let q = loop {
+            let x: f64 = r.random_range(0.0..1.0);
+            let y: f64 = r.random_range(0.0..0.1);
+            if y < x * x * (1.0 - x * x).powf(3.5) {
+                break x;
+            }
+        };
+        let v_escape = (2.0 / (radius * radius + a * a).sqrt()).sqrt();
+        pos.push(isotropic(&mut r) * radius);
+        vel.push(isotropic(&mut r) * (q * v_escape));
+    }
+    let m = 1.0 / n as f64;
+    to_centre_of_mass_frame(&mut pos, &mut vel);
+    Bodies {
+        positions: pos.iter().map(|p| p.as_vec3()).collect(),
+        velocities: vel.iter().map(|v| v.as_vec3()).collect(),
+        masses: vec![m as f32; n],
+    }
+}
+
+/// A uniformly random unit vector.
+pub(crate) fn isotropic(r: &mut ChaCha8Rng) -> glam::DVec3 {
+    let z: f64 = r.random_range(-1.0..=1.0);
+    let phi: f64 = r.random_range(0.0..std::f64::consts::TAU);
+    let s = (1.0 - z * z).sqrt();
+    glam::DVec3::new(s * phi.cos(), s * phi.sin(), z)
+}
+
+/// Subtracts the (equal-mass) centre of mass position and velocity.
+pub(crate) fn to_centre_of_mass_frame(pos: &mut [glam::DVec3], vel: &mut [glam::DVec3]) {
+    let n = pos.len().max(1) as f64;
+    let cp = pos.iter().sum::<glam::DVec3>() / n;
+    let cv = vel.iter().sum::<glam::DVec3>() / n;
+    pos.iter_mut().for_each(|p| *p -= cp);
+    vel.iter_mut().for_each(|v| *v -= cv);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uniform_cube_matches_the_notebook() {
+        let b = uniform_cube(8192, 1);
+        b.validate().unwrap();
+        let s = 10.0 * 2.0f32; // (8192 / 1024)^(1/3) = 2
+        assert!(b.positions.iter().all(|p| p.abs().max_element() <= s));
+        assert!(b.positions.iter().any(|p| p.abs().max_element() > 0.95 * s));
+        assert!(b.velocities.iter().all(|v| v.abs().max_element() <= 1.0));
+        assert!(b.masses.iter().all(|&m| m == 1.0));
+        assert_eq!(b, uniform_cube(8192, 1), "seeded");
+        assert_ne!(b, uniform_cube(8192, 2));
+    }
+
+    #[test]
+    fn plummer_is_in_virial_equilibrium() {
+        let b = plummer(4096, 3);
+        b.validate().unwrap();
+        let sys = crate::oracle::System64::from_bodies(&b);
+        let e = crate::oracle::energy(&sys, 1.0, 0.0);
+        // Virial ratio 2K/|U| = 1 and E = -1/4 in Hénon units, up to sampling noise.
+        let virial = 2.0 * e.kinetic / e.potential.abs();
+        assert!((virial - 1.0).abs() < 0.1, "2K/|U| = {virial}");
+        assert!((e.total() + 0.25).abs() < 0.03, "E = {}", e.total());
+        let m = b.momentum();
+        assert!(m.linear.length() < 1e-6 && m.centre_of_mass.length() < 1e-6);
+    }
+}

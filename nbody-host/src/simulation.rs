@@ -1,0 +1,244 @@
+//! [`Simulation`]: the one type users step.
+
+use glam::Vec3;
+
+use crate::backend::{self, Engine, EngineOptions};
+use crate::config::{Backend, BackendKind, Integrator, Kernel, Params};
+use crate::cpu::CpuTuning;
+use crate::error::{Error, Result};
+use crate::state::{Bodies, Energy, Momentum, State};
+
+/// A running direct-summation N-body simulation.
+///
+/// Built with [`Simulation::builder`]; the state lives on the backend's device
+/// and is copied back only by the methods that need it ([`Simulation::state`],
+/// [`Simulation::energy`], [`Simulation::momentum`], snapshots).
+///
+/// ```
+/// use nbody_host::{Backend, Integrator, Kernel, Simulation, ic};
+///
+/// let mut sim = Simulation::builder(ic::plummer(256, 7))
+///     .dt(1e-3)
+///     .softening(0.05)
+///     .kernel(Kernel::Triangle { block: 64 })
+///     .integrator(Integrator::Leapfrog)
+///     .backend(Backend::Cpu)
+///     .build()?;
+/// let e0 = sim.energy()?;
+/// sim.step(100)?;
+/// assert_eq!(sim.steps_done(), 100);
+/// assert!(sim.energy()?.relative_change_from(&e0) < 1e-3);
+/// # Ok::<(), nbody_host::Error>(())
+/// ```
+pub struct Simulation {
+    pub(crate) engine: Box<dyn Engine>,
+    pub(crate) params: Params,
+    pub(crate) n: usize,
+    pub(crate) step: u64,
+    pub(crate) diverged: Option<(u64, usize)>,
+}
+
+/// Configures and builds a [`Simulation`]; every setter has a default (the
+/// seed notebook's: `dt = 0.01`, softening `0.1`, `G = 1`, tiled kernel with
+/// 256 threads, semi-implicit Euler, [`Backend::Auto`]).
+#[derive(Clone, Debug)]
+pub struct SimulationBuilder {
+    pub(crate) bodies: Bodies,
+    pub(crate) dt: f64,
+    pub(crate) softening: f64,
+    pub(crate) g: f64,
+    pub(crate) kernel: Kernel,
+    pub(crate) integrator: Integrator,
+    pub(crate) backend: Backend,
+    pub(crate) options: EngineOptions,
+    pub(crate) start_step: u64,
+}
+
+impl SimulationBuilder {
+    /// Time step (finite, `> 0`).
+    pub fn dt(mut self, dt: f64) -> Self {
+        self.dt = dt;
+        self
+    }
+
+    /// Plummer softening length `eps` (finite, `>= 0`).
+    pub fn softening(mut self, eps: f64) -> Self {
+        self.softening = eps;
+        self
+    }
+
+    /// Gravitational constant `G` (finite, `> 0`).
+    pub fn gravitational_constant(mut self, g: f64) -> Self {
+        self.g = g;
+        self
+    }
+
+    /// Force algorithm and block size.
+    pub fn kernel(mut self, kernel: Kernel) -> Self {
+        self.kernel = kernel;
+        self
+    }
+
+    /// Time integrator.
+    pub fn integrator(mut self, integrator: Integrator) -> Self {
+        self.integrator = integrator;
+        self
+    }
+
+    /// Where to run.
+    pub fn backend(mut self, backend: Backend) -> Self {
+        self.backend = backend;
+        self
+    }
+
+    /// Blocking parameters of the CPU backend.
+    pub fn cpu_tuning(mut self, tuning: CpuTuning) -> Self {
+        self.options.cpu_tuning = tuning;
+        self
+    }
+
+    /// Emulator only: record every shared-memory access and fail a launch on
+    /// a race (slower; off by default).
+    pub fn emulator_race_detection(mut self, on: bool) -> Self {
+        self.options.emulator_race_detection = on;
+        self
+    }
+
+    /// Validates everything and starts the backend.
+    pub fn build(self) -> Result<Simulation> {
+        self.bodies.validate()?;
+        let params = Params::new(
+            self.dt,
+            self.softening,
+            self.g,
+            self.kernel,
+            self.integrator,
+        )?;
+        // Launch-shape errors (grid too large) before any device work.
+        crate::plan::Plan::new(self.bodies.len(), params)?;
+        let engine = backend::create(self.backend, &self.bodies, &params, &self.options)?;
+        Ok(Simulation {
+            engine,
+            params,
+            n: self.bodies.len(),
+            step: self.start_step,
+            diverged: None,
+        })
+    }
+}
+
+impl Simulation {
+    /// Starts configuring a simulation of `bodies`.
+    pub fn builder(bodies: Bodies) -> SimulationBuilder {
+        let d = Params::default();
+        SimulationBuilder {
+            bodies,
+            dt: d.dt as f64,
+            softening: d.softening as f64,
+            g: d.g as f64,
+            kernel: d.kernel,
+            integrator: d.integrator,
+            backend: Backend::Auto,
+            options: EngineOptions::default(),
+            start_step: 0,
+        }
+    }
+
+    /// Advances `steps` time steps.
+    ///
+    /// Every step is checked for non-finite positions and velocities; the
+    /// first bad step is reported as [`Error::Diverged`], after which the
+    /// simulation refuses to step further (its state can still be read).
+    pub fn step(&mut self, steps: u64) -> Result<()> {
+        if let Some((step, body)) = self.diverged {
+            return Err(Error::Diverged { step, body });
+        }
+        if steps == 0 {
+            return Ok(());
+        }
+        match self.engine.step(steps)? {
+            None => {
+                self.step += steps;
+                Ok(())
+            }
+            Some(d) => {
+                let step = self.step + d.after_step;
+                self.step += d.steps_run;
+                self.diverged = Some((step, d.body));
+                Err(Error::Diverged { step, body: d.body })
+            }
+        }
+    }
+
+    /// Positions, velocities, masses, time and step count (copied back from the device).
+    pub fn state(&mut self) -> Result<State> {
+        Ok(State {
+            bodies: self.engine.read_state()?,
+            time: self.time(),
+            step: self.step,
+        })
+    }
+
+    /// Kinetic, softened potential and total energy, computed on the backend
+    /// and summed in `f64`.
+    pub fn energy(&mut self) -> Result<Energy> {
+        self.engine.energy()
+    }
+
+    /// Linear and angular momentum and centre of mass.
+    pub fn momentum(&mut self) -> Result<Momentum> {
+        Ok(self.engine.read_state()?.momentum())
+    }
+
+    /// Accelerations (`G`-scaled) at the current positions, by the configured kernel.
+    pub fn accelerations(&mut self) -> Result<Vec<Vec3>> {
+        self.engine.accelerations()
+    }
+
+    /// The backend in use (what [`Backend::Auto`] resolved to).
+    pub fn backend(&self) -> BackendKind {
+        self.engine.kind()
+    }
+
+    /// The validated parameters.
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+
+    /// Number of bodies.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Always `false`: a simulation has at least one body.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Steps taken since the start (including steps before a resumed checkpoint).
+    pub fn steps_done(&self) -> u64 {
+        self.step
+    }
+
+    /// Simulated time, `steps_done * dt`.
+    pub fn time(&self) -> f64 {
+        self.step as f64 * self.params.dt as f64
+    }
+
+    /// Seconds the device spent stepping, where the backend times it itself
+    /// (CUDA events); `None` on the CPU backends.
+    pub fn device_seconds(&self) -> Option<f64> {
+        self.engine.device_seconds()
+    }
+}
+
+impl std::fmt::Debug for Simulation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Simulation")
+            .field("backend", &self.engine.kind())
+            .field("n", &self.n)
+            .field("params", &self.params)
+            .field("step", &self.step)
+            .finish()
+    }
+}
