@@ -77,6 +77,70 @@ pub fn plummer(n: usize, seed: u64) -> Bodies {
     }
 }
 
+/// Two Plummer spheres (each of mass 1/2, Hénon-scaled to half size) on a
+/// collision course: centres at `(∓3, ∓0.5, 0)`, approaching along `x` at
+/// the relative speed of a parabolic encounter. Bodies `0..n/2` belong to the
+/// first sphere, `n/2..n` to the second (renderers colour them by that).
+/// Centre-of-mass frame.
+pub fn collision(n: usize, seed: u64) -> Bodies {
+    let halves = [n / 2, n - n / 2];
+    let mut r = rng(seed);
+    let scale = 0.5; // half the virial radius: same density per unit mass scaling
+    let separation = glam::DVec3::new(6.0, 1.0, 0.0);
+    // Parabolic: v_rel^2 = 2 G M / d with M = 1.
+    let v_rel = (2.0 / separation.length()).sqrt();
+    let mut pos = Vec::with_capacity(n);
+    let mut vel = Vec::with_capacity(n);
+    let mut masses = Vec::with_capacity(n);
+    for (k, &count) in halves.iter().enumerate() {
+        let sphere = plummer(count, r.random::<u64>());
+        let sign = if k == 0 { -0.5 } else { 0.5 };
+        let centre = separation * sign;
+        let bulk = glam::DVec3::new(-sign * v_rel, 0.0, 0.0);
+        // Velocities scale as sqrt(G M / R): M halves, R halves -> unchanged.
+        for i in 0..count {
+            pos.push(sphere.positions[i].as_dvec3() * scale + centre);
+            vel.push(sphere.velocities[i].as_dvec3() + bulk);
+            masses.push(0.5 / count as f64);
+        }
+    }
+    to_centre_of_mass_frame_weighted(&mut pos, &mut vel, &masses);
+    Bodies {
+        positions: pos.iter().map(|p| p.as_vec3()).collect(),
+        velocities: vel.iter().map(|v| v.as_vec3()).collect(),
+        masses: masses.iter().map(|&m| m as f32).collect(),
+    }
+}
+
+/// A cold, thin disk of total mass 1 and radius 1: uniform surface density,
+/// Gaussian thickness 0.01, every body on the circular orbit of the mass
+/// enclosed within its radius (`v = sqrt(G M(<r) / r)`, `M(<r) = r^2`), no
+/// velocity dispersion, rotating about `+z`. Cold disks are violently unstable:
+/// a test of the integrators, and a pretty one. Equal masses `1/N`.
+pub fn cold_disk(n: usize, seed: u64) -> Bodies {
+    let mut r = rng(seed);
+    let mut pos = Vec::with_capacity(n);
+    let mut vel = Vec::with_capacity(n);
+    for _ in 0..n {
+        let radius: f64 = r.random_range(0.0f64..1.0).sqrt().max(1e-3);
+        let phi: f64 = r.random_range(0.0..std::f64::consts::TAU);
+        // Box-Muller for the thickness.
+        let u: f64 = r.random_range(1e-12..1.0);
+        let w: f64 = r.random_range(0.0..std::f64::consts::TAU);
+        let z = 0.01 * (-2.0 * u.ln()).sqrt() * w.cos();
+        let speed = (radius * radius / radius).sqrt();
+        pos.push(glam::DVec3::new(radius * phi.cos(), radius * phi.sin(), z));
+        vel.push(glam::DVec3::new(-speed * phi.sin(), speed * phi.cos(), 0.0));
+    }
+    to_centre_of_mass_frame(&mut pos, &mut vel);
+    let m = 1.0 / n.max(1) as f64;
+    Bodies {
+        positions: pos.iter().map(|p| p.as_vec3()).collect(),
+        velocities: vel.iter().map(|v| v.as_vec3()).collect(),
+        masses: vec![m as f32; n],
+    }
+}
+
 /// A uniformly random unit vector.
 pub(crate) fn isotropic(r: &mut ChaCha8Rng) -> glam::DVec3 {
     let z: f64 = r.random_range(-1.0..=1.0);
@@ -90,6 +154,29 @@ pub(crate) fn to_centre_of_mass_frame(pos: &mut [glam::DVec3], vel: &mut [glam::
     let n = pos.len().max(1) as f64;
     let cp = pos.iter().sum::<glam::DVec3>() / n;
     let cv = vel.iter().sum::<glam::DVec3>() / n;
+    pos.iter_mut().for_each(|p| *p -= cp);
+    vel.iter_mut().for_each(|v| *v -= cv);
+}
+
+/// Subtracts the mass-weighted centre of mass position and velocity.
+pub(crate) fn to_centre_of_mass_frame_weighted(
+    pos: &mut [glam::DVec3],
+    vel: &mut [glam::DVec3],
+    masses: &[f64],
+) {
+    let total: f64 = masses.iter().sum::<f64>().max(f64::MIN_POSITIVE);
+    let cp = pos
+        .iter()
+        .zip(masses)
+        .map(|(p, m)| *p * *m)
+        .sum::<glam::DVec3>()
+        / total;
+    let cv = vel
+        .iter()
+        .zip(masses)
+        .map(|(v, m)| *v * *m)
+        .sum::<glam::DVec3>()
+        / total;
     pos.iter_mut().for_each(|p| *p -= cp);
     vel.iter_mut().for_each(|v| *v -= cv);
 }
@@ -123,5 +210,41 @@ mod tests {
         assert!((e.total() + 0.25).abs() < 0.03, "E = {}", e.total());
         let m = b.momentum();
         assert!(m.linear.length() < 1e-6 && m.centre_of_mass.length() < 1e-6);
+    }
+
+    #[test]
+    fn collision_has_two_separated_halves_at_rest_overall() {
+        let b = collision(2001, 5);
+        b.validate().unwrap();
+        assert_eq!(b.len(), 2001);
+        assert!((b.total_mass() - 1.0).abs() < 1e-4);
+        let m = b.momentum();
+        assert!(m.linear.length() < 1e-5 && m.centre_of_mass.length() < 1e-5);
+        let mean = |r: std::ops::Range<usize>| {
+            let k = r.len() as f32;
+            b.positions[r].iter().copied().sum::<Vec3>() / k
+        };
+        let (a, c) = (mean(0..1000), mean(1000..2001));
+        assert!(a.x < -2.0 && c.x > 2.0, "centres {a} {c}");
+        assert_eq!(b, collision(2001, 5));
+    }
+
+    #[test]
+    fn cold_disk_is_thin_and_rotating() {
+        let b = cold_disk(4000, 9);
+        b.validate().unwrap();
+        assert!(
+            b.positions
+                .iter()
+                .all(|p| p.truncate().length() <= 1.01 && p.z.abs() < 0.1)
+        );
+        // Every body moves prograde about +z.
+        assert!(
+            b.positions
+                .iter()
+                .zip(&b.velocities)
+                .all(|(p, v)| p.cross(*v).z >= -1e-3)
+        );
+        assert_eq!(b, cold_disk(4000, 9));
     }
 }
