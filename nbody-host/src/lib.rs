@@ -26,6 +26,7 @@
 //! | --- | --- |
 //! | [`Simulation`] | build, step, read state and diagnostics |
 //! | [`ic`] | seeded initial conditions |
+//! | [`snapshot`] | `.npy` snapshots, checkpoints to resume from |
 //! | [`oracle`] | the `f64` all-pairs reference every backend is tested against |
 //! | [`emulator`] | run any kernel body on CPU threads, with a race detector |
 #![deny(missing_docs)]
@@ -40,12 +41,14 @@ pub mod ic;
 pub mod oracle;
 mod plan;
 mod simulation;
+pub mod snapshot;
 mod state;
 
 pub use config::{Backend, BackendKind, DEFAULT_BLOCK, Integrator, Kernel, Params};
 pub use cpu::CpuTuning;
 pub use error::{Error, Result};
 pub use simulation::{Simulation, SimulationBuilder};
+pub use snapshot::Checkpoint;
 pub use state::{Bodies, Energy, Momentum, State};
 
 /// The PTX module of all kernels, built from `gpu-kernels` by

@@ -1,11 +1,14 @@
 //! [`Simulation`]: the one type users step.
 
+use std::path::Path;
+
 use glam::Vec3;
 
 use crate::backend::{self, Engine, EngineOptions};
 use crate::config::{Backend, BackendKind, Integrator, Kernel, Params};
 use crate::cpu::CpuTuning;
 use crate::error::{Error, Result};
+use crate::snapshot::{self, Checkpoint};
 use crate::state::{Bodies, Energy, Momentum, State};
 
 /// A running direct-summation N-body simulation.
@@ -104,6 +107,13 @@ impl SimulationBuilder {
         self
     }
 
+    /// The step count to start from (what [`Simulation::steps_done`] and
+    /// [`Simulation::time`] count on from); set by [`Simulation::resume`].
+    fn start_step(mut self, step: u64) -> Self {
+        self.start_step = step;
+        self
+    }
+
     /// Validates everything and starts the backend.
     pub fn build(self) -> Result<Simulation> {
         self.bodies.validate()?;
@@ -128,7 +138,8 @@ impl SimulationBuilder {
 }
 
 impl Simulation {
-    /// Starts configuring a simulation of `bodies`.
+    /// Starts configuring a simulation of `bodies` (e.g. from [`crate::ic`],
+    /// [`Bodies::from_arrays`] or [`snapshot::load_npy`]).
     pub fn builder(bodies: Bodies) -> SimulationBuilder {
         let d = Params::default();
         SimulationBuilder {
@@ -223,6 +234,61 @@ impl Simulation {
     /// Simulated time, `steps_done * dt`.
     pub fn time(&self) -> f64 {
         self.step as f64 * self.params.dt as f64
+    }
+
+    /// Saves the bodies as a numpy `.npy` file of shape `(N, 7)`
+    /// ([`snapshot::save_npy`]); refuses a diverged simulation
+    /// ([`Error::NonFiniteSnapshot`]).
+    pub fn save_npy(&mut self, path: impl AsRef<Path>) -> Result<()> {
+        let path = path.as_ref();
+        self.refuse_if_diverged(path)?;
+        snapshot::save_npy(path, &self.engine.read_state()?)
+    }
+
+    /// Writes a [`Checkpoint`] (state, step, parameters, backend) atomically,
+    /// for [`Simulation::resume`]; refuses a diverged simulation
+    /// ([`Error::NonFiniteSnapshot`]).
+    pub fn save_checkpoint(&mut self, path: impl AsRef<Path>) -> Result<()> {
+        let path = path.as_ref();
+        self.refuse_if_diverged(path)?;
+        Checkpoint {
+            state: self.state()?,
+            params: self.params,
+            backend: self.engine.kind().to_string(),
+        }
+        .save(path)
+    }
+
+    /// A builder that continues the run saved by [`Simulation::save_checkpoint`]:
+    /// same bodies, step count and parameters (any of which the builder can
+    /// still change). The backend is [`Backend::Auto`] unless set; on the
+    /// backend it was saved from, the continued run is bit-identical to one
+    /// that was never interrupted.
+    pub fn resume(path: impl AsRef<Path>) -> Result<SimulationBuilder> {
+        Ok(Simulation::from_checkpoint(Checkpoint::load(path)?))
+    }
+
+    /// A builder that continues from a loaded [`Checkpoint`] (see [`Simulation::resume`]).
+    pub fn from_checkpoint(checkpoint: Checkpoint) -> SimulationBuilder {
+        let p = checkpoint.params;
+        // f32 -> f64 -> f32 is exact: the resumed run gets the very same bits.
+        Simulation::builder(checkpoint.state.bodies)
+            .dt(p.dt as f64)
+            .softening(p.softening as f64)
+            .gravitational_constant(p.g as f64)
+            .kernel(p.kernel)
+            .integrator(p.integrator)
+            .start_step(checkpoint.state.step)
+    }
+
+    fn refuse_if_diverged(&self, path: &Path) -> Result<()> {
+        match self.diverged {
+            Some((_, body)) => Err(Error::NonFiniteSnapshot {
+                path: path.to_path_buf(),
+                body,
+            }),
+            None => Ok(()),
+        }
     }
 
     /// Seconds the device spent stepping, where the backend times it itself
