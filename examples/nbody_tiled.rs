@@ -35,7 +35,7 @@ use nbody_host::{
 
 /// Direct-summation N-body gravity: the seed notebook's tiled-kernel run.
 #[derive(Parser, Debug)]
-#[command(name = "nbody_tiled")]
+#[command(name = "nbody_tiled", allow_negative_numbers = true)]
 struct Cli {
     /// Number of bodies [default: 65536 on a GPU, 16384 on the CPU, 2048 in the emulator]
     #[arg(long, conflicts_with_all = ["init", "resume"])]
@@ -131,7 +131,7 @@ fn main() -> ExitCode {
 
 /// Parses `args` (program name first), runs, writes the report to `out`.
 /// Errors come back as one line `error: ...`.
-fn cli(
+pub fn cli(
     args: impl IntoIterator<Item = impl Into<OsString> + Clone>,
     out: &mut dyn Write,
     show_progress: bool,
