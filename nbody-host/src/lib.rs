@@ -55,5 +55,10 @@ pub use state::{Bodies, Energy, Momentum, State};
 /// `scripts/build-ptx.sh` (sm_70, PTX ISA 7.0) and checked in CI to match the source.
 pub const PTX: &str = include_str!("../ptx/gpu_kernels.ptx");
 
+/// `docs/library.md`, whose example runs as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/library.md")]
+pub struct LibraryGuide;
+
 /// The kernels' entry points and launch shapes, re-exported for tools.
 pub use gpu_kernels::{entry, launch};

@@ -13,9 +13,17 @@ use crate::state::{Bodies, Energy, Momentum, State};
 
 /// A running direct-summation N-body simulation.
 ///
-/// Built with [`Simulation::builder`]; the state lives on the backend's device
-/// and is copied back only by the methods that need it ([`Simulation::state`],
-/// [`Simulation::energy`], [`Simulation::momentum`], snapshots).
+/// Built with [`Simulation::builder`] (or [`Simulation::resume`] from a
+/// checkpoint); the state lives on the backend's device and is copied back
+/// only by the methods that need it.
+///
+/// | to | use |
+/// | --- | --- |
+/// | advance | [`step`](Simulation::step) (checks every step for divergence) |
+/// | read back | [`state`](Simulation::state), [`accelerations`](Simulation::accelerations) |
+/// | diagnose | [`energy`](Simulation::energy), [`momentum`](Simulation::momentum), [`steps_done`](Simulation::steps_done), [`time`](Simulation::time) |
+/// | save | [`save_npy`](Simulation::save_npy), [`save_checkpoint`](Simulation::save_checkpoint) |
+/// | inspect | [`backend`](Simulation::backend), [`params`](Simulation::params), [`len`](Simulation::len) |
 ///
 /// ```
 /// use nbody_host::{Backend, Integrator, Kernel, Simulation, ic};
@@ -166,6 +174,12 @@ impl Simulation {
         }
         if steps == 0 {
             return Ok(());
+        }
+        if self.step.checked_add(steps).is_none() {
+            return Err(Error::Unsupported(format!(
+                "{steps} more steps would overflow the step counter (at step {})",
+                self.step
+            )));
         }
         match self.engine.step(steps)? {
             None => {

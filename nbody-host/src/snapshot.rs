@@ -651,6 +651,20 @@ mod tests {
     }
 
     #[test]
+    fn header_parser_never_panics_on_corrupt_bytes() {
+        let good = b"{'descr': '<f4', 'fortran_order': False, 'shape': (3, 7), }    \n";
+        for at in 0..good.len() {
+            for byte in 0..=255u8 {
+                let mut h = good.to_vec();
+                h[at] = byte;
+                let text = String::from_utf8_lossy(&h);
+                let _ = NpyHeader::parse(&text);
+                let _ = NpyHeader::parse(text.get(..at).unwrap_or(""));
+            }
+        }
+    }
+
+    #[test]
     fn shapes_print_like_python() {
         assert_eq!(shape_string(&[7]), "(7,)");
         assert_eq!(shape_string(&[3, 6]), "(3, 6)");

@@ -395,3 +395,27 @@ fn io_errors_name_the_path() {
     assert!(matches!(e, Error::Io { .. }), "{e}");
     assert!(!dir.path().join("no").exists());
 }
+
+#[test]
+fn step_counter_overflow_is_an_error_not_a_panic() {
+    let mut sim = build(two()).unwrap();
+    let checkpoint = Checkpoint {
+        state: State {
+            bodies: sim.state().unwrap().bodies,
+            time: 0.0,
+            step: u64::MAX - 1,
+        },
+        params: *sim.params(),
+        backend: String::new(),
+    };
+    let mut sim = Simulation::from_checkpoint(checkpoint)
+        .backend(Backend::Cpu)
+        .build()
+        .unwrap();
+    let e = sim.step(5).unwrap_err();
+    assert!(matches!(e, Error::Unsupported(_)), "{e}");
+    assert_message(&e, &["5 more steps", "18446744073709551614"]);
+    assert_eq!(sim.steps_done(), u64::MAX - 1);
+    sim.step(1).unwrap();
+    assert_eq!(sim.steps_done(), u64::MAX);
+}
