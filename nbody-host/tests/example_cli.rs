@@ -146,6 +146,8 @@ fn bad_flags_and_files_give_one_error_line() {
     std::fs::write(&junk, b"not an array").unwrap();
     let e = run_err(&["--init", junk.to_str().unwrap()]);
     assert!(e.contains("junk.npy: not a valid npy file"), "{e}");
+    #[cfg(not(feature = "cuda"))]
+    assert!(run_err(&["--backend", "cuda", "--n", "8"]).contains("--features cuda"));
     // --help is not an error.
     let (out, result) = run(&["--help"]);
     assert!(result.is_ok() && out.contains("--checkpoint"), "{out}");
