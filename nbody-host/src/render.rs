@@ -217,7 +217,7 @@ impl Camera {
                 distance,
             } => {
                 let depth = distance + d.dot(self.forward);
-                if !(depth > 1e-6 * distance) {
+                if depth.is_nan() || depth <= 1e-6 * distance {
                     return None;
                 }
                 0.5 * h / (0.5 * fov_y_degrees.to_radians()).tan() / depth
@@ -401,13 +401,15 @@ fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    tempfile::Builder::new()
-        .prefix(".nbody-render-")
-        .tempfile_in(dir)
-        .map_err(|source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        })
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".nbody-render-");
+    // Like any new file (0666 less the umask), not the temporary file's 0600.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    builder.tempfile_in(dir).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// Turns positions into images: a camera, an image size, a colour per
@@ -446,7 +448,8 @@ impl Renderer {
     }
 
     /// Fixes the exposure (see [`Frame::tone_map`]). By default it is
-    /// `0.5 * pixels / N`, so that a picture's brightness does not depend on N.
+    /// `0.02 * pixels / N`: a lone body shows its colour, dense cores glow
+    /// white, and the overall brightness does not depend on N.
     pub fn exposure(mut self, exposure: f32) -> Result<Renderer> {
         if !(exposure.is_finite() && exposure > 0.0) {
             return Err(invalid("exposure", exposure, "must be finite and > 0"));
@@ -490,7 +493,7 @@ impl Renderer {
     /// Renders `positions` to an 8-bit image.
     pub fn render(&self, positions: &[Vec3]) -> Image {
         let exposure = self.exposure.unwrap_or_else(|| {
-            0.5 * (self.width as f32 * self.height as f32) / positions.len().max(1) as f32
+            0.02 * (self.width as f32 * self.height as f32) / positions.len().max(1) as f32
         });
         // Finite and > 0: validated, or computed from sizes >= 1.
         self.frame(positions).tone_map_valid(exposure)
@@ -824,9 +827,14 @@ pub fn energy_plot(
             .configure_mesh()
             .x_desc("time (N-body units)")
             .y_desc("|E(t) - E0| / |E0|")
+            .x_label_formatter(&|v| {
+                // Shortest of up to 3 decimals: "2", "0.5", "0.25".
+                let text = format!("{v:.3}");
+                text.trim_end_matches('0').trim_end_matches('.').to_string()
+            })
             .y_label_formatter(&|v| format!("{v:.0e}"))
             .label_style(("sans-serif", 15))
-            .axis_desc_style(("sans-serif", 17))
+            .axis_desc_style(("sans-serif", 18))
             .draw()
             .map_err(|e| plot_error(&e))?;
         for (k, s) in series.iter().enumerate() {
