@@ -31,6 +31,10 @@ struct Args {
     frames: Option<String>,
 }
 
+fn parse_value<T: std::str::FromStr>(flag: &str, v: String) -> Result<T, String> {
+    v.parse().map_err(|_| format!("bad value {v:?} for {flag}"))
+}
+
 fn parse() -> Result<Args, String> {
     let mut a = Args {
         n: 2500,
@@ -49,12 +53,12 @@ fn parse() -> Result<Args, String> {
         let mut value = || it.next().ok_or(format!("{flag} needs a value"));
         let bad = |v: &str| format!("bad value {v:?} for {flag}");
         match flag.as_str() {
-            "--n" => a.n = value()?.parse().map_err(|_| bad("n"))?,
-            "--steps" => a.steps = value()?.parse().map_err(|_| bad("steps"))?,
-            "--dt" => a.dt = value()?.parse().map_err(|_| bad("dt"))?,
-            "--every" => a.every = value()?.parse().map_err(|_| bad("every"))?,
-            "--softening" => a.softening = value()?.parse().map_err(|_| bad("softening"))?,
-            "--seed" => a.seed = value()?.parse().map_err(|_| bad("seed"))?,
+            "--n" => a.n = parse_value(&flag, value()?)?,
+            "--steps" => a.steps = parse_value(&flag, value()?)?,
+            "--dt" => a.dt = parse_value(&flag, value()?)?,
+            "--every" => a.every = parse_value(&flag, value()?)?,
+            "--softening" => a.softening = parse_value(&flag, value()?)?,
+            "--seed" => a.seed = parse_value(&flag, value()?)?,
             "--backend" => {
                 let v = value()?;
                 a.backend = match v.as_str() {
@@ -112,6 +116,15 @@ fn run(a: &Args) -> nbody_host::Result<()> {
     let renderer = Renderer::new(camera, a.size.0, a.size.1)?
         .group(0..half, [255, 150, 60])
         .group(half..a.n, [90, 160, 255]);
+    // Outputs first: a bad path fails before any simulation work.
+    let mut recorder = Recorder::new(renderer, a.every)?.gif(&a.out)?;
+    if let Some(dir) = &a.frames {
+        std::fs::create_dir_all(dir).map_err(|source| nbody_host::Error::Io {
+            path: dir.into(),
+            source,
+        })?;
+        recorder = recorder.png_frames(dir)?;
+    }
     let mut sim = Simulation::builder(bodies)
         .dt(a.dt)
         .softening(a.softening)
@@ -128,14 +141,6 @@ fn run(a: &Args) -> nbody_host::Result<()> {
         sim.backend()
     );
     let e0 = sim.energy()?;
-    let mut recorder = Recorder::new(renderer, a.every)?.gif(&a.out)?;
-    if let Some(dir) = &a.frames {
-        std::fs::create_dir_all(dir).map_err(|source| nbody_host::Error::Io {
-            path: dir.into(),
-            source,
-        })?;
-        recorder = recorder.png_frames(dir)?;
-    }
     let start = Instant::now();
     recorder.run(&mut sim, a.steps)?;
     let seconds = start.elapsed().as_secs_f64();

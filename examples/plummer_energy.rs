@@ -22,6 +22,10 @@ struct Args {
     out: String,
 }
 
+fn parse_value<T: std::str::FromStr>(flag: &str, v: String) -> Result<T, String> {
+    v.parse().map_err(|_| format!("bad value {v:?} for {flag}"))
+}
+
 fn parse() -> Result<Args, String> {
     let mut a = Args {
         n: 1024,
@@ -34,13 +38,12 @@ fn parse() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or(format!("{flag} needs a value"));
-        let bad = || format!("bad value for {flag}");
         match flag.as_str() {
-            "--n" => a.n = value()?.parse().map_err(|_| bad())?,
-            "--t" => a.t = value()?.parse().map_err(|_| bad())?,
-            "--dt" => a.dt = value()?.parse().map_err(|_| bad())?,
-            "--softening" => a.softening = value()?.parse().map_err(|_| bad())?,
-            "--seed" => a.seed = value()?.parse().map_err(|_| bad())?,
+            "--n" => a.n = parse_value(&flag, value()?)?,
+            "--t" => a.t = parse_value(&flag, value()?)?,
+            "--dt" => a.dt = parse_value(&flag, value()?)?,
+            "--softening" => a.softening = parse_value(&flag, value()?)?,
+            "--seed" => a.seed = parse_value(&flag, value()?)?,
             "--out" => a.out = value()?,
             "--help" | "-h" => {
                 return Err("usage: plummer_energy [--n N] [--t T_END] [--dt DT] \
@@ -52,6 +55,13 @@ fn parse() -> Result<Args, String> {
     }
     if !(a.t.is_finite() && a.t > 0.0 && a.dt.is_finite() && a.dt > 0.0) {
         return Err(format!("--t {} and --dt {} must be > 0", a.t, a.dt));
+    }
+    // Fail before the runs, not after them.
+    if let Some(dir) = std::path::Path::new(&a.out).parent()
+        && !dir.as_os_str().is_empty()
+        && !dir.is_dir()
+    {
+        return Err(format!("--out {}: no directory {}", a.out, dir.display()));
     }
     Ok(a)
 }

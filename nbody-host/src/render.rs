@@ -406,9 +406,12 @@ fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
     // Like any new file (0666 less the umask), not the temporary file's 0600.
     #[cfg(unix)]
     builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    builder.tempfile_in(dir).map_err(|source| Error::Io {
+    builder.tempfile_in(dir).map_err(|e| Error::Io {
         path: path.to_path_buf(),
-        source,
+        source: std::io::Error::new(
+            e.kind(),
+            format!("cannot create a file in {}: {}", dir.display(), e.kind()),
+        ),
     })
 }
 
