@@ -186,6 +186,18 @@ pub enum Error {
         /// What is wrong, naming the offending value.
         reason: String,
     },
+
+    /// A rendering setting out of range (feature `render`): image size,
+    /// camera, frame interval or plot data.
+    #[error("render: {what} = {value} {requirement}")]
+    InvalidRenderSetting {
+        /// The setting.
+        what: &'static str,
+        /// The offending value.
+        value: String,
+        /// What it must be.
+        requirement: &'static str,
+    },
 }
 
 /// `Result` with this crate's [`Error`].

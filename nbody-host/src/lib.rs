@@ -29,6 +29,7 @@
 //! | [`snapshot`] | `.npy` snapshots, checkpoints to resume from |
 //! | [`oracle`] | the `f64` all-pairs reference every backend is tested against |
 //! | [`emulator`] | run any kernel body on CPU threads, with a race detector |
+//! | `render` | frames, animated GIFs and energy plots (feature `render`) |
 #![deny(missing_docs)]
 
 mod backend;
@@ -40,6 +41,8 @@ mod error;
 pub mod ic;
 pub mod oracle;
 mod plan;
+#[cfg(feature = "render")]
+pub mod render;
 mod simulation;
 pub mod snapshot;
 mod state;
