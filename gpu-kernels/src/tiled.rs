@@ -11,7 +11,7 @@
 //! hold massless padding, and the loop over a partial tile stops at `N`.
 //!
 //! # Thread mapping
-//! Each thread carries [`TILED_BODIES_PER_THREAD`](crate::launch::TILED_BODIES_PER_THREAD)
+//! Each thread carries [`TILED_BODIES_PER_THREAD`]
 //! = 2 bodies in registers, `i0 = 2 B blockIdx.x + t` and `i1 = i0 + B`, so one
 //! `LDS.128` of a `j` body serves two interactions; the grid is
 //! `ceil(N / 2B)` blocks ([`launch::tiled`](crate::launch::tiled)). Threads whose

@@ -15,7 +15,7 @@
 //! accumulated reactions live in shared memory (`2 B * 16` bytes). For each
 //! pair, `s = 1 / (|r|^2 + eps^2)^(3/2)` is computed once and both
 //! `a_i += m_j s r` and `a_j -= m_i s r` are applied
-//! ([`pair_interaction`](crate::interaction::pair_interaction)), so unequal
+//! ([`pair_interaction`]), so unequal
 //! masses are exact. At the end, block and j accumulators are added to the
 //! global accelerations with `red.add.f32`; `acc` must be zero before the launch
 //! ([`integrate::euler_from_accel`](crate::integrate::euler_from_accel) clears it).
