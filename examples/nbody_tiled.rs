@@ -83,6 +83,13 @@ struct Cli {
     /// Continue from a checkpoint (parameters from the checkpoint unless given)
     #[arg(long, value_name = "FILE")]
     resume: Option<PathBuf>,
+    /// Render an animated GIF of the run (a frame every --render-every steps,
+    /// state copied back only then, outside the timing)
+    #[arg(long, value_name = "FILE.gif")]
+    render: Option<PathBuf>,
+    /// Steps between rendered frames
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    render_every: u64,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -276,7 +283,20 @@ fn run(cli: &Cli, out: &mut dyn Write, show_progress: bool) -> Result<()> {
     } else {
         ProgressBar::hidden()
     };
-    // Chunks of about 1% of the run, so the bar moves; cut at checkpoints.
+    let mut recorder = match &cli.render {
+        Some(path) => {
+            use nbody_host::render::{Camera, Recorder, Renderer};
+            let positions = sim.state()?.bodies.positions;
+            let camera = Camera::fit(&positions, glam::Vec3::NEG_Z, 1.1)?;
+            let mut recorder =
+                Recorder::new(Renderer::new(camera, 480, 480)?, cli.render_every)?.gif(path)?;
+            recorder.capture(&mut sim)?;
+            Some(recorder)
+        }
+        None => None,
+    };
+    // Chunks of about 1% of the run, so the bar moves; cut at checkpoints
+    // and frames.
     let chunk = (to_run / 100).max(1);
     let mut stepping = Duration::ZERO;
     let mut last_checkpoint = None;
@@ -284,6 +304,10 @@ fn run(cli: &Cli, out: &mut dyn Write, show_progress: bool) -> Result<()> {
         let done = sim.steps_done();
         let mut end = (done + chunk).min(target);
         if let Some(k) = cli.every {
+            end = end.min((done / k + 1) * k);
+        }
+        if recorder.is_some() {
+            let k = cli.render_every;
             end = end.min((done / k + 1) * k);
         }
         let t = Instant::now();
@@ -300,13 +324,21 @@ fn run(cli: &Cli, out: &mut dyn Write, show_progress: bool) -> Result<()> {
             sim.save_checkpoint(path)?;
             last_checkpoint = Some(end);
         }
-        // --render hook: frames of `sim.state()?` go here (outside the timing).
+        if let Some(recorder) = &mut recorder
+            && (end % cli.render_every == 0 || end == target)
+        {
+            recorder.capture(&mut sim)?;
+        }
     }
     bar.finish_and_clear();
     if let Some(path) = &cli.checkpoint
         && last_checkpoint != Some(sim.steps_done())
     {
         sim.save_checkpoint(path)?;
+    }
+    if let (Some(recorder), Some(path)) = (recorder, &cli.render) {
+        let frames = recorder.finish()?;
+        writeln!(out, "wrote {} ({frames} frames)", path.display())?;
     }
     let e1 = sim.energy()?;
     if let Some(path) = &cli.save {

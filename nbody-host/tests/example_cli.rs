@@ -231,3 +231,40 @@ fn checkpoint_and_resume_match_a_straight_run() {
     // The resumed run was not asked for a checkpoint: the file still holds step 7.
     assert_eq!(nbody_host::Checkpoint::load(ckpt).unwrap().state.step, 7);
 }
+
+/// `--render` writes a GIF with one frame at the start and one every
+/// `--render-every` steps (the last one at the end of the run), and the
+/// rendering does not change the trajectory.
+#[test]
+fn render_writes_a_gif_with_the_expected_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let gif = dir.path().join("run.gif");
+    let plain = dir.path().join("plain.npy");
+    let drawn = dir.path().join("drawn.npy");
+    let common = ["--backend", "cpu", "--n", "64", "--steps", "7"];
+    run_ok(&[&common[..], &["--save", plain.to_str().unwrap()]].concat());
+    let out = run_ok(
+        &[
+            &common[..],
+            &["--render", gif.to_str().unwrap(), "--render-every", "3"],
+            &["--save", drawn.to_str().unwrap()],
+        ]
+        .concat(),
+    );
+    // Frames at steps 0, 3, 6 and 7.
+    assert!(out.contains("(4 frames)"), "{out}");
+    let mut decoder = gif::DecodeOptions::new()
+        .read_info(std::fs::File::open(&gif).unwrap())
+        .unwrap();
+    let mut frames = 0;
+    while decoder.read_next_frame().unwrap().is_some() {
+        frames += 1;
+    }
+    assert_eq!(frames, 4);
+    assert_eq!(
+        bits(&snapshot::load_npy(&plain).unwrap()),
+        bits(&snapshot::load_npy(&drawn).unwrap())
+    );
+    let line = run_err(&[&common[..], &["--render", "/no/such/dir/x.gif"]].concat());
+    assert!(line.contains("/no/such/dir"), "{line}");
+}
