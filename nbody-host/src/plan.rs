@@ -436,4 +436,100 @@ mod tests {
         assert_eq!(e.kinetic, 3.0);
         assert_eq!(e.potential, -5.0); // -G/2 * (4 + 6): each pair counted twice
     }
+
+    /// The `.visible .entry` kernels of a PTX module and their parameter types,
+    /// parsed from the text (`.u64` pointers, `.u32`, `.f32`); an unknown
+    /// parameter type is an error, never silently skipped.
+    fn ptx_entries(ptx: &str) -> std::result::Result<Vec<(String, Vec<Param>)>, String> {
+        let mut entries = Vec::new();
+        let mut lines = ptx.lines();
+        while let Some(line) = lines.next() {
+            let Some(rest) = line.trim().strip_prefix(".visible .entry ") else {
+                continue;
+            };
+            let name = rest.trim_end_matches('(').trim().to_owned();
+            let mut params = Vec::new();
+            for line in lines.by_ref() {
+                let line = line.trim();
+                if line.starts_with(')') {
+                    break;
+                }
+                let ty = line
+                    .strip_prefix(".param ")
+                    .and_then(|t| t.split_whitespace().next())
+                    .ok_or_else(|| format!("{name}: unexpected line {line:?}"))?;
+                params.push(match ty {
+                    ".u64" => Param::Ptr,
+                    ".u32" => Param::U32,
+                    ".f32" => Param::F32,
+                    other => return Err(format!("{name}: unknown parameter type {other}")),
+                });
+            }
+            entries.push((name, params));
+        }
+        Ok(entries)
+    }
+
+    /// Every entry point the host launches, checked against `ptx`.
+    fn check_against_ptx(ptx: &str) -> std::result::Result<usize, String> {
+        let entries = ptx_entries(ptx)?;
+        let mut wanted: Vec<EntryPoint> = entry::ALL.to_vec();
+        for n in [1, 17, 1000] {
+            for plan in all_plans(n) {
+                let mut ops = plan.step();
+                ops.extend(plan.prepare());
+                ops.extend(plan.accelerations());
+                ops.push(Op::Launch(plan.energy()));
+                ops.push(Op::Launch(plan.check(3)));
+                for l in launches(&ops) {
+                    let kinds: Vec<Param> = l.args.iter().map(Arg::param).collect();
+                    if kinds != l.entry.params {
+                        return Err(format!("{}: host passes {kinds:?}", l.entry.name));
+                    }
+                    wanted.push(l.entry);
+                }
+            }
+        }
+        for e in &wanted {
+            let Some((_, params)) = entries.iter().find(|(name, _)| name == e.name) else {
+                return Err(format!("{} is not in the PTX", e.name));
+            };
+            if params.as_slice() != e.params {
+                return Err(format!(
+                    "{}: PTX has {params:?}, the host passes {:?}",
+                    e.name, e.params
+                ));
+            }
+        }
+        Ok(entries.len())
+    }
+
+    #[test]
+    fn committed_ptx_has_every_launched_entry_point_with_its_parameters() {
+        let kernels = check_against_ptx(crate::PTX).unwrap();
+        assert_eq!(
+            kernels,
+            entry::ALL.len(),
+            "every PTX kernel is listed in entry::ALL"
+        );
+    }
+
+    #[test]
+    fn the_ptx_check_catches_a_changed_signature_or_a_missing_kernel() {
+        // One parameter of the tiled kernel turned from f32 into u32.
+        let head = ".visible .entry nbody_tiled_euler(";
+        let at = crate::PTX.find(head).unwrap();
+        let body = &crate::PTX[at..];
+        let last_f32 = body[..body.find(')').unwrap()]
+            .rfind(".param .f32")
+            .unwrap();
+        let mut tampered = crate::PTX.to_owned();
+        tampered.replace_range(at + last_f32..at + last_f32 + 11, ".param .u32");
+        let e = check_against_ptx(&tampered).unwrap_err();
+        assert!(e.contains("nbody_tiled_euler"), "{e}");
+        // A kernel renamed away.
+        let renamed = crate::PTX.replace("entry nbody_kick(", "entry nbody_kick2(");
+        let e = check_against_ptx(&renamed).unwrap_err();
+        assert!(e.contains("nbody_kick is not in the PTX"), "{e}");
+    }
 }
