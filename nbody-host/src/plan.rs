@@ -342,6 +342,16 @@ mod tests {
         plans
     }
 
+    /// Every op a plan can issue: step, prepare, accelerations, energy, check.
+    fn every_op(plan: &Plan) -> Vec<Op> {
+        let mut ops = plan.step();
+        ops.extend(plan.prepare());
+        ops.extend(plan.accelerations());
+        ops.push(Op::Launch(plan.energy()));
+        ops.push(Op::Launch(plan.check(7)));
+        ops
+    }
+
     pub(crate) fn launches(ops: &[Op]) -> Vec<&Launch> {
         ops.iter()
             .filter_map(|op| match op {
@@ -354,11 +364,7 @@ mod tests {
     #[test]
     fn every_launch_matches_its_entry_point() {
         for plan in all_plans(1000) {
-            let mut ops = plan.step();
-            ops.extend(plan.prepare());
-            ops.extend(plan.accelerations());
-            ops.push(Op::Launch(plan.energy()));
-            ops.push(Op::Launch(plan.check(7)));
+            let ops = every_op(&plan);
             for l in launches(&ops) {
                 let kinds: Vec<Param> = l.args.iter().map(Arg::param).collect();
                 assert_eq!(kinds, l.entry.params, "{}", l.entry.name);
@@ -476,11 +482,7 @@ mod tests {
         let mut wanted: Vec<EntryPoint> = entry::ALL.to_vec();
         for n in [1, 17, 1000] {
             for plan in all_plans(n) {
-                let mut ops = plan.step();
-                ops.extend(plan.prepare());
-                ops.extend(plan.accelerations());
-                ops.push(Op::Launch(plan.energy()));
-                ops.push(Op::Launch(plan.check(3)));
+                let ops = every_op(&plan);
                 for l in launches(&ops) {
                     let kinds: Vec<Param> = l.args.iter().map(Arg::param).collect();
                     if kinds != l.entry.params {
