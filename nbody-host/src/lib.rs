@@ -40,9 +40,10 @@ pub mod emulator;
 mod error;
 pub mod ic;
 pub mod oracle;
-// Launch plans are what the CUDA and emulator engines execute. Neither engine
-// is built yet (see the open issues), so for now the plans are only unit-tested.
-#[allow(dead_code)]
+// Launch plans are what the CUDA engine (feature `cuda`) and the emulator
+// execute; the emulator engine is not built yet, so without `cuda` the plans
+// are only unit-tested.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 mod plan;
 #[cfg(feature = "render")]
 pub mod render;

@@ -43,7 +43,9 @@ pub enum Arg {
 }
 
 impl Arg {
-    /// The PTX parameter type this argument is passed as.
+    /// The PTX parameter type this argument is passed as (the tests compare
+    /// every launch's arguments with the PTX parameter lists through it).
+    #[cfg_attr(not(test), allow(dead_code))]
     pub fn param(&self) -> Param {
         match self {
             Arg::Buf(_) => Param::Ptr,
@@ -116,11 +118,6 @@ impl Plan {
     /// Number of bodies.
     pub fn n(&self) -> u32 {
         self.n
-    }
-
-    /// The parameters.
-    pub fn params(&self) -> &Params {
-        &self.params
     }
 
     /// Largest dynamic shared memory any launch of this plan asks for.

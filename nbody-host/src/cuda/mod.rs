@@ -2,6 +2,15 @@
 //! [`Error::CudaNotCompiled`](crate::Error::CudaNotCompiled), so the public
 //! API is the same with and without the feature.
 
+// The pure launch-budget logic is compiled and unit-tested in every build; the
+// engine that uses it only with the `cuda` feature.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+mod budget;
+#[cfg(feature = "cuda")]
+mod engine;
+#[cfg(feature = "cuda")]
+pub use engine::CudaEngine;
+
 #[cfg(not(feature = "cuda"))]
 mod stand_in {
     use glam::Vec3;
