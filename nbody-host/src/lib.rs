@@ -40,10 +40,7 @@ pub mod emulator;
 mod error;
 pub mod ic;
 pub mod oracle;
-// Launch plans are what the CUDA engine (feature `cuda`) and the emulator
-// execute; the emulator engine is not built yet, so without `cuda` the plans
-// are only unit-tested.
-#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+// Launch plans: what the CUDA engine (feature `cuda`) and the emulator execute.
 mod plan;
 #[cfg(feature = "render")]
 pub mod render;

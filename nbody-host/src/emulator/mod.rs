@@ -1,40 +1,54 @@
-//! The CPU emulator of the CUDA execution model (placeholder until built).
+//! A CPU emulator of the CUDA execution model that runs the kernel bodies of
+//! `gpu-kernels` (the very code that becomes PTX) on CPU threads.
+//!
+//! Each block's threads are real OS threads, so barriers mean something:
+//! [`sync_threads`](gpu_kernels::exec::Exec::sync_threads) is a rendezvous of
+//! the whole block, [`sync_warp`](gpu_kernels::exec::Exec::sync_warp) one of
+//! the 32 threads of a warp. Each block gets fresh, zeroed dynamic shared
+//! memory of the launch's size; `f32` atomic adds (global and shared) are
+//! compare-and-swap loops on the bit pattern. Blocks run one after another.
+//!
+//! # What the emulator checks
+//! - **Shared-memory races** (with [`LaunchOptions::race_detection`], on by
+//!   default): every shared access is recorded with its thread and the block's
+//!   barrier epoch. Two accesses to the same word in one epoch by different
+//!   threads, at least one a plain write, is a race, unless both are atomic or
+//!   both threads are in one warp with a `sync_warp` between the accesses.
+//!   The launch fails with the kernel, block, threads, byte address and epoch.
+//! - **Out-of-bounds accesses**: a global index past the buffer's length, an
+//!   address outside every buffer handed to [`launch`], or a shared index past
+//!   the launch's shared bytes fails the launch; nothing is touched.
+//! - **Deadlocks**: a thread that finishes while others wait at a barrier fails
+//!   the launch at once; a thread that never arrives (it spins, or waits at a
+//!   different barrier) fails it after [`LaunchOptions::barrier_timeout`].
+//!
+//! # Running a kernel
+//! ```
+//! use gpu_kernels::exec::Exec;
+//! use gpu_kernels::launch::LaunchShape;
+//! use nbody_host::emulator::{DeviceMemory, LaunchOptions, launch};
+//!
+//! // out[i] = 2 * in[i], one thread per element.
+//! let input = DeviceMemory::from_slice(&[1.0f32, 2.0, 3.0]);
+//! let output = DeviceMemory::zeroed(3);
+//! let (x, y) = (input.global::<f32>(3), output.global::<f32>(3));
+//! let shape = LaunchShape { grid: 1, block: 32, shared_bytes: 0 };
+//! launch("double", shape, LaunchOptions::default(), &[&input, &output], |t| {
+//!     let i = t.block_idx() * t.block_dim() + t.thread_idx();
+//!     if i < 3 {
+//!         unsafe { t.store(y, i, 2.0 * t.load(x, i)) };
+//!     }
+//! })?;
+//! assert_eq!(output.read::<f32>(), [2.0, 4.0, 6.0]);
+//! # Ok::<(), nbody_host::Error>(())
+//! ```
+//!
+//! The simulation kernels run this way behind
+//! [`Backend::Emulator`](crate::Backend::Emulator), through the same launch
+//! plans as the CUDA backend.
 
-use glam::Vec3;
+mod engine;
+mod launch;
 
-use crate::backend::{Divergence, Engine, EngineOptions};
-use crate::config::{BackendKind, Params};
-use crate::error::{Error, Result};
-use crate::state::{Bodies, Energy};
-
-/// Runs the kernel bodies on CPU threads.
-pub enum EmulatorEngine {}
-
-impl EmulatorEngine {
-    /// Not built yet.
-    pub fn new(
-        _bodies: &Bodies,
-        _params: &Params,
-        _options: &EngineOptions,
-    ) -> Result<EmulatorEngine> {
-        Err(Error::Unsupported("the emulator is not built yet".into()))
-    }
-}
-
-impl Engine for EmulatorEngine {
-    fn kind(&self) -> BackendKind {
-        match *self {}
-    }
-    fn step(&mut self, _steps: u64) -> Result<Option<Divergence>> {
-        match *self {}
-    }
-    fn read_state(&mut self) -> Result<Bodies> {
-        match *self {}
-    }
-    fn energy(&mut self) -> Result<Energy> {
-        match *self {}
-    }
-    fn accelerations(&mut self) -> Result<Vec<Vec3>> {
-        match *self {}
-    }
-}
+pub use engine::EmulatorEngine;
+pub use launch::{DeviceMemory, EmuThread, LaunchOptions, launch};

@@ -1,0 +1,692 @@
+//! The launch machinery: emulated threads, barriers, shared memory, device
+//! memory and the race detector.
+
+use std::any::Any;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use gpu_kernels::exec::{Exec, Global, Word};
+use gpu_kernels::launch::{LaunchShape, WARP};
+
+use crate::error::{Error, Result};
+
+/// How a launch runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchOptions {
+    /// Record every shared-memory access and fail the launch on a race.
+    pub race_detection: bool,
+    /// How long a barrier waits for the rest of its block before the launch
+    /// fails as deadlocked.
+    pub barrier_timeout: Duration,
+}
+
+impl Default for LaunchOptions {
+    /// Race detection on, 5 s barrier timeout.
+    fn default() -> Self {
+        LaunchOptions {
+            race_detection: true,
+            barrier_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Device memory of the emulator: 32-bit words, accessed through relaxed
+/// atomics so that even a racy kernel is reported, never undefined behaviour.
+pub struct DeviceMemory {
+    words: Box<[AtomicU32]>,
+}
+
+impl DeviceMemory {
+    /// `words` zeroed 32-bit words.
+    pub fn zeroed(words: usize) -> DeviceMemory {
+        DeviceMemory {
+            words: (0..words).map(|_| AtomicU32::new(0)).collect(),
+        }
+    }
+
+    /// A copy of `data`.
+    pub fn from_slice<T: Word>(data: &[T]) -> DeviceMemory {
+        let mem = DeviceMemory::zeroed(data.len() * words_of::<T>());
+        mem.write(data);
+        mem
+    }
+
+    /// Overwrites the start of the buffer with `data` (must fit).
+    pub fn write<T: Word>(&self, data: &[T]) {
+        let w = words_of::<T>();
+        assert!(data.len() * w <= self.words.len(), "write past the buffer");
+        for (i, v) in data.iter().enumerate() {
+            store_words(&self.words[i * w..(i + 1) * w], *v);
+        }
+    }
+
+    /// The buffer as `T`s.
+    pub fn read<T: Word>(&self) -> Vec<T> {
+        let w = words_of::<T>();
+        self.words
+            .chunks_exact(w)
+            .map(|c| load_words::<T>(c))
+            .collect()
+    }
+
+    /// Sets every word to zero.
+    pub fn clear(&self) {
+        self.words
+            .iter()
+            .for_each(|w| w.store(0, Ordering::Relaxed));
+    }
+
+    /// A kernel's view of the buffer as `len` elements of `T`.
+    pub fn global<T: Word>(&self, len: u32) -> Global<T> {
+        Global::new(self.words.as_ptr() as *mut T, len)
+    }
+
+    fn range(&self) -> (usize, usize) {
+        let start = self.words.as_ptr() as usize;
+        (start, start + 4 * self.words.len())
+    }
+}
+
+fn words_of<T: Word>() -> usize {
+    std::mem::size_of::<T>() / 4
+}
+
+fn load_words<T: Word>(words: &[AtomicU32]) -> T {
+    let mut value = std::mem::MaybeUninit::<T>::uninit();
+    let out = value.as_mut_ptr() as *mut u32;
+    for (k, w) in words.iter().enumerate() {
+        // SAFETY: `T: Word` is `words.len()` padding-free u32 words.
+        unsafe { out.add(k).write_unaligned(w.load(Ordering::Relaxed)) };
+    }
+    // SAFETY: every word written; `Word` accepts every bit pattern.
+    unsafe { value.assume_init() }
+}
+
+fn store_words<T: Word>(words: &[AtomicU32], value: T) {
+    let src = &value as *const T as *const u32;
+    for (k, w) in words.iter().enumerate() {
+        // SAFETY: `T: Word` is `words.len()` padding-free u32 words.
+        w.store(unsafe { src.add(k).read_unaligned() }, Ordering::Relaxed);
+    }
+}
+
+fn atomic_add_f32(word: &AtomicU32, value: f32) {
+    let _ = word.fetch_update(Ordering::AcqRel, Ordering::Acquire, |bits| {
+        Some((f32::from_bits(bits) + value).to_bits())
+    });
+}
+
+/// What an emulated thread unwinds with when the launch must stop.
+struct Fault;
+
+/// A shared-memory access, as the race detector records it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Access {
+    Read,
+    Write,
+    Atomic,
+}
+
+/// One recorded access to a shared word within the current block epoch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Record {
+    thread: u32,
+    access: Access,
+    /// The accessing warp's `sync_warp` count at the time.
+    warp_epoch: u64,
+}
+
+impl Record {
+    /// Whether `self` and `other` (both of this block epoch) conflict: two
+    /// threads, not both reading, not both atomic, and not ordered by a
+    /// `sync_warp` of their common warp.
+    fn races_with(&self, other: &Record) -> bool {
+        self.thread != other.thread
+            && !(self.access == Access::Read && other.access == Access::Read)
+            && !(self.access == Access::Atomic && other.access == Access::Atomic)
+            && !(self.thread / WARP == other.thread / WARP && self.warp_epoch != other.warp_epoch)
+    }
+}
+
+/// The race detector's shadow of one shared word, for one block epoch.
+///
+/// As in FastTrack, the last write stands for all earlier ones: in a run with
+/// no race reported so far the writes are ordered, so an access that does not
+/// race with the last write does not race with any earlier one; and a write
+/// that races with none of the reads since the previous write orders them all
+/// before it, so they are forgotten. Reads and atomics are kept otherwise.
+#[derive(Default)]
+struct WordLog {
+    epoch: u64,
+    last_write: Option<Record>,
+    reads: Vec<Record>,
+    atomics: Vec<Record>,
+}
+
+impl WordLog {
+    /// Records `access` and returns the earlier access it races with, if any.
+    fn access(&mut self, epoch: u64, access: Record) -> Option<Record> {
+        if self.epoch != epoch {
+            self.epoch = epoch;
+            self.last_write = None;
+            self.reads.clear();
+            self.atomics.clear();
+        }
+        let earlier = self.last_write.iter().chain(match access.access {
+            Access::Read => &self.atomics[..],
+            Access::Write => &self.reads[..],
+            Access::Atomic => &self.reads[..],
+        });
+        let earlier = earlier.chain(match access.access {
+            Access::Write => &self.atomics[..],
+            _ => &[][..],
+        });
+        if let Some(race) = earlier.copied().find(|r| access.races_with(r)) {
+            return Some(race);
+        }
+        match access.access {
+            Access::Write => {
+                self.last_write = Some(access);
+                self.reads.clear();
+                self.atomics.clear();
+            }
+            Access::Read => push_new(&mut self.reads, access),
+            Access::Atomic => push_new(&mut self.atomics, access),
+        }
+        None
+    }
+}
+
+/// Appends `r` unless it repeats the latest record (a thread reading a word
+/// again adds nothing new).
+fn push_new(records: &mut Vec<Record>, r: Record) {
+    if records.last() != Some(&r) {
+        records.push(r);
+    }
+}
+
+/// A meeting point of `size` threads (a block or a warp) with a timeout.
+struct Rendezvous {
+    state: Mutex<RendezvousState>,
+    /// Bumped each time the whole group has arrived.
+    generation: AtomicU64,
+    size: u32,
+}
+
+#[derive(Default)]
+struct RendezvousState {
+    /// Threads waiting at a barrier of the kernel, by thread index.
+    at_barrier: Vec<u32>,
+    /// Threads that finished the current block.
+    finished: Vec<u32>,
+}
+
+/// Why a thread arrives at a rendezvous.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Arrival {
+    /// `sync_threads` / `sync_warp` in the kernel.
+    Barrier,
+    /// The kernel body returned.
+    Finished,
+}
+
+/// State of the block being run, shared by all its emulated threads.
+struct BlockState {
+    shared: Box<[AtomicU32]>,
+    logs: Option<Box<[Mutex<WordLog>]>>,
+    epoch: AtomicU64,
+    warp_epochs: Box<[AtomicU64]>,
+    block: Rendezvous,
+    warps: Box<[Rendezvous]>,
+}
+
+/// Everything the threads of one launch share.
+pub(crate) struct Launch<'a> {
+    kernel: &'a str,
+    shape: LaunchShape,
+    options: LaunchOptions,
+    memory: &'a [&'a DeviceMemory],
+    abort: AtomicBool,
+    error: Mutex<Option<String>>,
+    current_block: AtomicU32,
+    state: BlockState,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Launch<'_> {
+    /// Records the first error and makes every thread unwind.
+    fn fail(&self, message: String) -> ! {
+        {
+            let mut slot = lock(&self.error);
+            if slot.is_none() {
+                *slot = Some(message);
+            }
+        }
+        self.abort.store(true, Ordering::SeqCst);
+        resume_unwind(Box::new(Fault))
+    }
+
+    fn check_abort(&self) {
+        if self.abort.load(Ordering::Relaxed) {
+            resume_unwind(Box::new(Fault))
+        }
+    }
+
+    fn block_idx(&self) -> u32 {
+        self.current_block.load(Ordering::Acquire)
+    }
+
+    /// Arrives at `r` (the block's or a warp's rendezvous) and waits for the
+    /// others; every thread must arrive for the same reason. The last thread
+    /// to arrive runs `on_release` before letting the others go, so what it
+    /// does (start a new race-detector epoch) happens before any of them moves on.
+    fn meet(
+        &self,
+        r: &Rendezvous,
+        what: &str,
+        thread: u32,
+        arrival: Arrival,
+        on_release: impl FnOnce(),
+    ) {
+        let deadline = Instant::now() + self.options.barrier_timeout;
+        let generation = {
+            let mut s = lock(&r.state);
+            match arrival {
+                Arrival::Barrier => s.at_barrier.push(thread),
+                Arrival::Finished => s.finished.push(thread),
+            }
+            if !s.at_barrier.is_empty() && !s.finished.is_empty() {
+                let mut waiting = s.at_barrier.clone();
+                let mut finished = s.finished.clone();
+                drop(s);
+                waiting.sort_unstable();
+                finished.sort_unstable();
+                self.fail(format!(
+                    "deadlock in kernel {} block {}: threads {} finished the kernel without reaching the {what} barrier that threads {} wait at",
+                    self.kernel,
+                    self.block_idx(),
+                    list(&finished),
+                    list(&waiting)
+                ));
+            }
+            if (s.at_barrier.len() + s.finished.len()) as u32 == r.size {
+                s.at_barrier.clear();
+                s.finished.clear();
+                on_release();
+                r.generation.fetch_add(1, Ordering::AcqRel);
+                return;
+            }
+            r.generation.load(Ordering::Acquire)
+        };
+        // Spin politely: there are far more emulated threads than cores, so
+        // every check yields the core to a thread that has work to do.
+        let mut spins = 0u32;
+        while r.generation.load(Ordering::Acquire) == generation {
+            std::thread::yield_now();
+            spins = spins.wrapping_add(1);
+            if spins % 64 == 0 {
+                self.check_abort();
+                if Instant::now() >= deadline {
+                    let s = lock(&r.state);
+                    if r.generation.load(Ordering::Acquire) != generation {
+                        break;
+                    }
+                    let arrived: Vec<u32> =
+                        s.at_barrier.iter().chain(&s.finished).copied().collect();
+                    drop(s);
+                    let missing = missing_threads(r, &arrived, thread);
+                    self.fail(format!(
+                        "deadlock in kernel {} block {}: threads {} did not reach the {what} barrier within {:?}",
+                        self.kernel,
+                        self.block_idx(),
+                        list(&missing),
+                        self.options.barrier_timeout
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Finds the emulator allocation holding `bytes` bytes at `addr`.
+    fn check_global(&self, addr: usize, bytes: usize, what: &str, i: u32, len: u32) {
+        if i >= len {
+            self.fail(format!(
+                "out-of-bounds {what} in kernel {} block {}: element {i} of a buffer of {len}",
+                self.kernel,
+                self.block_idx()
+            ));
+        }
+        let inside = self.memory.iter().any(|m| {
+            let (start, end) = m.range();
+            addr >= start && addr + bytes <= end
+        });
+        if !inside {
+            self.fail(format!(
+                "{what} in kernel {} block {} at {addr:#x} is outside every device buffer",
+                self.kernel,
+                self.block_idx()
+            ));
+        }
+    }
+
+    fn shared_words<T: Word>(&self, thread: u32, i: u32, what: &str) -> &[AtomicU32] {
+        let w = words_of::<T>();
+        let start = i as usize * w;
+        match self.state.shared.get(start..start + w) {
+            Some(words) => words,
+            None => self.fail(format!(
+                "out-of-bounds shared-memory {what} in kernel {} block {} thread {thread}: element {i} of {} bytes per element, {} bytes of shared memory",
+                self.kernel,
+                self.block_idx(),
+                4 * w,
+                self.shape.shared_bytes
+            )),
+        }
+    }
+
+    /// Records an access to shared words `first..first + count` and fails on
+    /// a race with an earlier access of this block epoch.
+    fn record(&self, thread: u32, first: usize, count: usize, access: Access) {
+        let Some(logs) = &self.state.logs else {
+            return;
+        };
+        let epoch = self.state.epoch.load(Ordering::Acquire);
+        let warp = thread / WARP;
+        let warp_epoch = self.state.warp_epochs[warp as usize].load(Ordering::Acquire);
+        let me = Record {
+            thread,
+            access,
+            warp_epoch,
+        };
+        for word in first..first + count {
+            let race = lock(&logs[word]).access(epoch, me);
+            if let Some(r) = race {
+                self.fail(format!(
+                    "shared-memory race in kernel {} block {}: thread {} {} and thread {thread} {} byte address {} with no barrier between them (block epoch {epoch}, {})",
+                    self.kernel,
+                    self.block_idx(),
+                    r.thread,
+                    verb(r.access),
+                    verb(access),
+                    4 * word,
+                    if r.thread / WARP == warp {
+                        "same warp, no sync_warp between the accesses"
+                    } else {
+                        "different warps: only sync_threads orders them"
+                    }
+                ));
+            }
+        }
+    }
+}
+
+fn verb(access: Access) -> &'static str {
+    match access {
+        Access::Read => "reads",
+        Access::Write => "writes",
+        Access::Atomic => "atomically adds to",
+    }
+}
+
+fn list(threads: &[u32]) -> String {
+    const SHOWN: usize = 8;
+    let mut s: Vec<String> = threads.iter().take(SHOWN).map(u32::to_string).collect();
+    if threads.len() > SHOWN {
+        s.push(format!("... ({} in all)", threads.len()));
+    }
+    s.join(", ")
+}
+
+fn missing_threads(r: &Rendezvous, arrived: &[u32], me: u32) -> Vec<u32> {
+    let base = if r.size == WARP { me / WARP * WARP } else { 0 };
+    (base..base + r.size)
+        .filter(|t| !arrived.contains(t))
+        .collect()
+}
+
+/// One emulated thread: what a kernel body sees as its `Exec`.
+pub struct EmuThread<'a> {
+    launch: &'a Launch<'a>,
+    thread: u32,
+}
+
+impl Exec for EmuThread<'_> {
+    fn thread_idx(&self) -> u32 {
+        self.launch.check_abort();
+        self.thread
+    }
+    fn block_idx(&self) -> u32 {
+        self.launch.check_abort();
+        self.launch.block_idx()
+    }
+    fn block_dim(&self) -> u32 {
+        self.launch.shape.block
+    }
+    fn grid_dim(&self) -> u32 {
+        self.launch.shape.grid
+    }
+    fn sync_threads(&self) {
+        let l = self.launch;
+        l.check_abort();
+        // The last thread to arrive starts the next race-detector epoch.
+        l.meet(
+            &l.state.block,
+            "block",
+            self.thread,
+            Arrival::Barrier,
+            || {
+                l.state.epoch.fetch_add(1, Ordering::AcqRel);
+            },
+        );
+    }
+    fn sync_warp(&self) {
+        let l = self.launch;
+        l.check_abort();
+        let warp = (self.thread / WARP) as usize;
+        l.meet(
+            &l.state.warps[warp],
+            "warp",
+            self.thread,
+            Arrival::Barrier,
+            || {
+                l.state.warp_epochs[warp].fetch_add(1, Ordering::AcqRel);
+            },
+        );
+    }
+    unsafe fn load<T: Word>(&self, buf: Global<T>, i: u32) -> T {
+        let l = self.launch;
+        l.check_abort();
+        let addr = (buf.as_ptr() as usize).wrapping_add(i as usize * std::mem::size_of::<T>());
+        l.check_global(addr, std::mem::size_of::<T>(), "load", i, buf.len());
+        // SAFETY: checked to lie inside an emulator allocation of atomics.
+        let words =
+            unsafe { std::slice::from_raw_parts(addr as *const AtomicU32, words_of::<T>()) };
+        load_words(words)
+    }
+    unsafe fn store<T: Word>(&self, buf: Global<T>, i: u32, value: T) {
+        let l = self.launch;
+        l.check_abort();
+        let addr = (buf.as_ptr() as usize).wrapping_add(i as usize * std::mem::size_of::<T>());
+        l.check_global(addr, std::mem::size_of::<T>(), "store", i, buf.len());
+        // SAFETY: checked to lie inside an emulator allocation of atomics.
+        let words =
+            unsafe { std::slice::from_raw_parts(addr as *const AtomicU32, words_of::<T>()) };
+        store_words(words, value)
+    }
+    unsafe fn atomic_add(&self, buf: Global<f32>, i: u32, value: f32) {
+        let l = self.launch;
+        l.check_abort();
+        let addr = (buf.as_ptr() as usize).wrapping_add(4 * i as usize);
+        l.check_global(addr, 4, "atomic add", i, buf.len());
+        // SAFETY: checked to lie inside an emulator allocation of atomics.
+        atomic_add_f32(unsafe { &*(addr as *const AtomicU32) }, value)
+    }
+    unsafe fn shared_load<T: Word>(&self, i: u32) -> T {
+        let l = self.launch;
+        l.check_abort();
+        let words = l.shared_words::<T>(self.thread, i, "load");
+        l.record(
+            self.thread,
+            i as usize * words_of::<T>(),
+            words.len(),
+            Access::Read,
+        );
+        load_words(words)
+    }
+    unsafe fn shared_store<T: Word>(&self, i: u32, value: T) {
+        let l = self.launch;
+        l.check_abort();
+        let words = l.shared_words::<T>(self.thread, i, "store");
+        l.record(
+            self.thread,
+            i as usize * words_of::<T>(),
+            words.len(),
+            Access::Write,
+        );
+        store_words(words, value)
+    }
+    unsafe fn shared_atomic_add(&self, i: u32, value: f32) {
+        let l = self.launch;
+        l.check_abort();
+        let words = l.shared_words::<f32>(self.thread, i, "atomic add");
+        l.record(self.thread, i as usize, 1, Access::Atomic);
+        atomic_add_f32(&words[0], value)
+    }
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic".to_owned()
+    }
+}
+
+/// Runs `kernel` for every thread of every block of `shape`: the block's
+/// threads are real OS threads (so barriers mean something), blocks run one
+/// after the other with fresh, zeroed shared memory. `memory` lists every
+/// device buffer the kernel may touch; any other address is an error.
+pub fn launch<F>(
+    name: &str,
+    shape: LaunchShape,
+    options: LaunchOptions,
+    memory: &[&DeviceMemory],
+    kernel: F,
+) -> Result<()>
+where
+    F: Fn(&EmuThread<'_>) + Sync,
+{
+    if shape.grid == 0 {
+        return Ok(());
+    }
+    if !(1..=1024).contains(&shape.block) || shape.block % WARP != 0 {
+        return Err(Error::Emulator(format!(
+            "kernel {name}: block size {} must be a multiple of {WARP} in {WARP}..=1024",
+            shape.block
+        )));
+    }
+    if shape.shared_bytes % 4 != 0 {
+        return Err(Error::Emulator(format!(
+            "kernel {name}: {} bytes of shared memory is not a whole number of 32-bit words",
+            shape.shared_bytes
+        )));
+    }
+    let shared_words = shape.shared_bytes as usize / 4;
+    let warps = shape.block / WARP;
+    let rendezvous = |size| Rendezvous {
+        state: Mutex::new(RendezvousState::default()),
+        generation: AtomicU64::new(0),
+        size,
+    };
+    let launch = Launch {
+        kernel: name,
+        shape,
+        options,
+        memory,
+        abort: AtomicBool::new(false),
+        error: Mutex::new(None),
+        current_block: AtomicU32::new(0),
+        state: BlockState {
+            shared: (0..shared_words).map(|_| AtomicU32::new(0)).collect(),
+            logs: options
+                .race_detection
+                .then(|| (0..shared_words).map(|_| Mutex::default()).collect()),
+            epoch: AtomicU64::new(0),
+            warp_epochs: (0..warps).map(|_| AtomicU64::new(0)).collect(),
+            block: rendezvous(shape.block),
+            warps: (0..warps).map(|_| rendezvous(WARP)).collect(),
+        },
+    };
+    let launch = &launch;
+    let kernel = &kernel;
+    std::thread::scope(|scope| {
+        for thread in 0..shape.block {
+            let spawned = std::thread::Builder::new()
+                .stack_size(256 * 1024)
+                .spawn_scoped(scope, move || {
+                    let result = catch_unwind(AssertUnwindSafe(|| {
+                        let me = EmuThread { launch, thread };
+                        for block in 0..shape.grid {
+                            // The last thread to arrive sets up the block
+                            // (fresh shared memory, a new epoch) for all.
+                            launch.meet(
+                                &launch.state.block,
+                                "block-start",
+                                thread,
+                                Arrival::Barrier,
+                                || {
+                                    launch
+                                        .state
+                                        .shared
+                                        .iter()
+                                        .for_each(|w| w.store(0, Ordering::Relaxed));
+                                    launch.state.epoch.fetch_add(1, Ordering::AcqRel);
+                                    launch.current_block.store(block, Ordering::Release);
+                                },
+                            );
+                            kernel(&me);
+                            launch.meet(
+                                &launch.state.block,
+                                "block",
+                                thread,
+                                Arrival::Finished,
+                                || {},
+                            );
+                        }
+                    }));
+                    if let Err(payload) = result
+                        && !payload.is::<Fault>()
+                    {
+                        let message = panic_message(&*payload);
+                        let mut slot = lock(&launch.error);
+                        if slot.is_none() {
+                            *slot = Some(format!(
+                                "kernel {name} block {} thread {thread} panicked: {message}",
+                                launch.block_idx()
+                            ));
+                        }
+                        launch.abort.store(true, Ordering::SeqCst);
+                    }
+                });
+            if let Err(e) = spawned {
+                launch.abort.store(true, Ordering::SeqCst);
+                let mut slot = lock(&launch.error);
+                slot.get_or_insert(format!(
+                    "kernel {name}: cannot start an emulated thread: {e}"
+                ));
+                break;
+            }
+        }
+    });
+    match lock(&launch.error).take() {
+        Some(message) => Err(Error::Emulator(message)),
+        None => Ok(()),
+    }
+}
