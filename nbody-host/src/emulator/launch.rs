@@ -329,7 +329,7 @@ impl Launch<'_> {
         while r.generation.load(Ordering::Acquire) == generation {
             std::thread::yield_now();
             spins = spins.wrapping_add(1);
-            if spins % 64 == 0 {
+            if spins.is_multiple_of(64) {
                 self.check_abort();
                 if Instant::now() >= deadline {
                     let s = lock(&r.state);
@@ -586,13 +586,13 @@ where
     if shape.grid == 0 {
         return Ok(());
     }
-    if !(1..=1024).contains(&shape.block) || shape.block % WARP != 0 {
+    if !(1..=1024).contains(&shape.block) || !shape.block.is_multiple_of(WARP) {
         return Err(Error::Emulator(format!(
             "kernel {name}: block size {} must be a multiple of {WARP} in {WARP}..=1024",
             shape.block
         )));
     }
-    if shape.shared_bytes % 4 != 0 {
+    if !shape.shared_bytes.is_multiple_of(4) {
         return Err(Error::Emulator(format!(
             "kernel {name}: {} bytes of shared memory is not a whole number of 32-bit words",
             shape.shared_bytes
