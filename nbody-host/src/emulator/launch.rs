@@ -4,7 +4,7 @@
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use gpu_kernels::exec::{Exec, Global, Word};
@@ -118,6 +118,9 @@ fn atomic_add_f32(word: &AtomicU32, value: f32) {
     });
 }
 
+/// Times a thread at a barrier yields its core before it sleeps.
+const SPINS_BEFORE_PARKING: u32 = 64;
+
 /// What an emulated thread unwinds with when the launch must stop.
 struct Fault;
 
@@ -221,6 +224,8 @@ struct RendezvousState {
     at_barrier: Vec<u32>,
     /// Threads that finished the current block.
     finished: Vec<u32>,
+    /// Waiters that stopped spinning and sleep until the release.
+    parked: Vec<std::thread::Thread>,
 }
 
 /// Why a thread arrives at a rendezvous.
@@ -319,35 +324,47 @@ impl Launch<'_> {
                 s.finished.clear();
                 on_release();
                 r.generation.fetch_add(1, Ordering::AcqRel);
+                let parked = std::mem::take(&mut s.parked);
+                drop(s);
+                parked.iter().for_each(std::thread::Thread::unpark);
                 return;
             }
             r.generation.load(Ordering::Acquire)
         };
-        // Spin politely: there are far more emulated threads than cores, so
-        // every check yields the core to a thread that has work to do.
-        let mut spins = 0u32;
-        while r.generation.load(Ordering::Acquire) == generation {
+        // There are far more emulated threads than cores: yield the core a
+        // few times (a warp's threads usually arrive together), then sleep
+        // until the last thread to arrive wakes us.
+        for _ in 0..SPINS_BEFORE_PARKING {
+            if r.generation.load(Ordering::Acquire) != generation {
+                return;
+            }
             std::thread::yield_now();
-            spins = spins.wrapping_add(1);
-            if spins.is_multiple_of(64) {
-                self.check_abort();
-                if Instant::now() >= deadline {
-                    let s = lock(&r.state);
-                    if r.generation.load(Ordering::Acquire) != generation {
-                        break;
-                    }
-                    let arrived: Vec<u32> =
-                        s.at_barrier.iter().chain(&s.finished).copied().collect();
-                    drop(s);
-                    let missing = missing_threads(r, &arrived, thread);
-                    self.fail(format!(
-                        "deadlock in kernel {} block {}: threads {} did not reach the {what} barrier within {:?}",
-                        self.kernel,
-                        self.block_idx(),
-                        list(&missing),
-                        self.options.barrier_timeout
-                    ));
+        }
+        {
+            let mut s = lock(&r.state);
+            if r.generation.load(Ordering::Acquire) != generation {
+                return;
+            }
+            s.parked.push(std::thread::current());
+        }
+        while r.generation.load(Ordering::Acquire) == generation {
+            std::thread::park_timeout(Duration::from_millis(20));
+            self.check_abort();
+            if Instant::now() >= deadline {
+                let s = lock(&r.state);
+                if r.generation.load(Ordering::Acquire) != generation {
+                    break;
                 }
+                let arrived: Vec<u32> = s.at_barrier.iter().chain(&s.finished).copied().collect();
+                drop(s);
+                let missing = missing_threads(r, &arrived, thread);
+                self.fail(format!(
+                    "deadlock in kernel {} block {}: threads {} did not reach the {what} barrier within {:?}",
+                    self.kernel,
+                    self.block_idx(),
+                    list(&missing),
+                    self.options.barrier_timeout
+                ));
             }
         }
     }
@@ -569,6 +586,115 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
     }
 }
 
+/// A job for a pool thread, its borrows erased (see [`run_on_pool`]).
+type Job = Box<dyn FnOnce() + Send + 'static>;
+
+/// A parked OS thread that runs the emulated threads of launches, one at a time.
+struct Worker {
+    job: Mutex<Option<Job>>,
+    thread: std::thread::Thread,
+}
+
+/// Counts the jobs of one launch still running.
+struct Latch {
+    left: Mutex<usize>,
+    done: std::sync::Condvar,
+}
+
+/// Idle workers. Starting an OS thread costs tens of microseconds and a
+/// launch needs up to 1024 of them, so they are started once and reused.
+fn idle_workers() -> &'static Mutex<Vec<Arc<Worker>>> {
+    static IDLE: OnceLock<Mutex<Vec<Arc<Worker>>>> = OnceLock::new();
+    IDLE.get_or_init(Mutex::default)
+}
+
+fn spawn_worker() -> std::io::Result<Arc<Worker>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("emulated-thread".into())
+        .stack_size(256 * 1024)
+        .spawn(move || {
+            let worker = Arc::new(Worker {
+                job: Mutex::new(None),
+                thread: std::thread::current(),
+            });
+            if tx.send(Arc::clone(&worker)).is_err() {
+                return;
+            }
+            loop {
+                let job = lock(&worker.job).take();
+                match job {
+                    Some(job) => {
+                        // Jobs catch their own panics; this only keeps the
+                        // worker alive whatever happens.
+                        let _ = catch_unwind(AssertUnwindSafe(job));
+                    }
+                    None => std::thread::park(),
+                }
+            }
+        })?;
+    rx.recv()
+        .map_err(|_| std::io::Error::other("an emulator thread died at start"))
+}
+
+/// Runs `job(t)` for `t` in `0..count`, each on its own OS thread, all at
+/// once, and returns when all have returned.
+fn run_on_pool<F>(count: u32, job: F) -> std::io::Result<()>
+where
+    F: Fn(u32) + Sync,
+{
+    let mut workers = {
+        let mut idle = lock(idle_workers());
+        let keep = idle.len().saturating_sub(count as usize);
+        idle.split_off(keep)
+    };
+    while workers.len() < count as usize {
+        match spawn_worker() {
+            Ok(w) => workers.push(w),
+            Err(e) => {
+                lock(idle_workers()).extend(workers);
+                return Err(e);
+            }
+        }
+    }
+    let latch = Arc::new(Latch {
+        left: Mutex::new(count as usize),
+        done: std::sync::Condvar::new(),
+    });
+    let job = &job;
+    for (t, worker) in workers.iter().enumerate() {
+        let latch = Arc::clone(&latch);
+        let task: Box<dyn FnOnce() + Send + '_> = Box::new(move || {
+            struct CountDown(Arc<Latch>);
+            impl Drop for CountDown {
+                fn drop(&mut self) {
+                    let mut left = lock(&self.0.left);
+                    *left -= 1;
+                    if *left == 0 {
+                        self.0.done.notify_all();
+                    }
+                }
+            }
+            let _count_down = CountDown(latch);
+            job(t as u32);
+        });
+        // SAFETY: the task borrows `job` (and through it the launch) only
+        // until it returns, and this function does not return before every
+        // task has counted the latch down (the count-down runs even if the
+        // task unwinds), so no borrow outlives what it borrows.
+        let task: Job = unsafe { std::mem::transmute::<Box<dyn FnOnce() + Send + '_>, Job>(task) };
+        *lock(&worker.job) = Some(task);
+        worker.thread.unpark();
+    }
+    let mut left = lock(&latch.left);
+    while *left > 0 {
+        left = latch.done.wait(left).unwrap_or_else(|e| e.into_inner());
+    }
+    drop(left);
+    lock(idle_workers()).extend(workers);
+    Ok(())
+}
+
 /// Runs `kernel` for every thread of every block of `shape`: the block's
 /// threads are real OS threads (so barriers mean something), blocks run one
 /// after the other with fresh, zeroed shared memory. `memory` lists every
@@ -626,65 +752,56 @@ where
     };
     let launch = &launch;
     let kernel = &kernel;
-    std::thread::scope(|scope| {
-        for thread in 0..shape.block {
-            let spawned = std::thread::Builder::new()
-                .stack_size(256 * 1024)
-                .spawn_scoped(scope, move || {
-                    let result = catch_unwind(AssertUnwindSafe(|| {
-                        let me = EmuThread { launch, thread };
-                        for block in 0..shape.grid {
-                            // The last thread to arrive sets up the block
-                            // (fresh shared memory, a new epoch) for all.
-                            launch.meet(
-                                &launch.state.block,
-                                "block-start",
-                                thread,
-                                Arrival::Barrier,
-                                || {
-                                    launch
-                                        .state
-                                        .shared
-                                        .iter()
-                                        .for_each(|w| w.store(0, Ordering::Relaxed));
-                                    launch.state.epoch.fetch_add(1, Ordering::AcqRel);
-                                    launch.current_block.store(block, Ordering::Release);
-                                },
-                            );
-                            kernel(&me);
-                            launch.meet(
-                                &launch.state.block,
-                                "block",
-                                thread,
-                                Arrival::Finished,
-                                || {},
-                            );
-                        }
-                    }));
-                    if let Err(payload) = result
-                        && !payload.is::<Fault>()
-                    {
-                        let message = panic_message(&*payload);
-                        let mut slot = lock(&launch.error);
-                        if slot.is_none() {
-                            *slot = Some(format!(
-                                "kernel {name} block {} thread {thread} panicked: {message}",
-                                launch.block_idx()
-                            ));
-                        }
-                        launch.abort.store(true, Ordering::SeqCst);
-                    }
-                });
-            if let Err(e) = spawned {
-                launch.abort.store(true, Ordering::SeqCst);
-                let mut slot = lock(&launch.error);
-                slot.get_or_insert(format!(
-                    "kernel {name}: cannot start an emulated thread: {e}"
-                ));
-                break;
+    let run_thread = move |thread: u32| {
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            let me = EmuThread { launch, thread };
+            for block in 0..shape.grid {
+                // The last thread to arrive sets up the block (fresh shared
+                // memory, a new epoch) for all.
+                launch.meet(
+                    &launch.state.block,
+                    "block-start",
+                    thread,
+                    Arrival::Barrier,
+                    || {
+                        launch
+                            .state
+                            .shared
+                            .iter()
+                            .for_each(|w| w.store(0, Ordering::Relaxed));
+                        launch.state.epoch.fetch_add(1, Ordering::AcqRel);
+                        launch.current_block.store(block, Ordering::Release);
+                    },
+                );
+                kernel(&me);
+                launch.meet(
+                    &launch.state.block,
+                    "block",
+                    thread,
+                    Arrival::Finished,
+                    || {},
+                );
             }
+        }));
+        if let Err(payload) = result
+            && !payload.is::<Fault>()
+        {
+            let message = panic_message(&*payload);
+            let mut slot = lock(&launch.error);
+            if slot.is_none() {
+                *slot = Some(format!(
+                    "kernel {name} block {} thread {thread} panicked: {message}",
+                    launch.block_idx()
+                ));
+            }
+            launch.abort.store(true, Ordering::SeqCst);
         }
-    });
+    };
+    if let Err(e) = run_on_pool(shape.block, run_thread) {
+        return Err(Error::Emulator(format!(
+            "kernel {name}: cannot start the emulator's threads: {e}"
+        )));
+    }
     match lock(&launch.error).take() {
         Some(message) => Err(Error::Emulator(message)),
         None => Ok(()),

@@ -1,0 +1,278 @@
+//! The kernel correctness suite: every kernel family, both integrators, every
+//! N of the issue (including N = 1, 2 and N not a multiple of the block), every
+//! block size, with and without softening, unequal random masses, against the
+//! independent `f64` oracle.
+//!
+//! The emulator runs the very kernel bodies that become PTX, with the race
+//! detector on: a race in any of them fails these tests. The CPU backend runs
+//! the same matrix (block sizes do not apply to it).
+//!
+//! # Tolerances
+//! `u = 2^-24` is the unit roundoff of `f32`. One pair term
+//! `m_j r / (r^2 + eps^2)^(3/2)` carries a relative error of at most about 8u
+//! (3 subtractions, 3 FMAs, a square root and a division, 3 products), and a
+//! sum of `N` terms adds at most `(N - 1) u` times the sum of the terms'
+//! magnitudes (Higham, *Accuracy and Stability*, sec. 4.2), whatever the
+//! order: sequential (SIMT, tiled), by tiles, or partial sums per block
+//! combined by atomics (triangle). So with `S_i = G sum_j m_j |r_ij| / (r^2 +
+//! eps^2)^(3/2)` computed in `f64`,
+//!
+//! ```text
+//! |a_i - a_i(oracle)| <= (N + 8) u S_i                          (ACC_BOUND)
+//! ```
+//!
+//! After `K` steps of size `dt` the velocities carry `K dt` times that plus one
+//! FMA rounding per step, and positions `K^2 dt^2` times it plus theirs; the
+//! bounds below add exactly those terms, doubled for the drift of `S_i` over a
+//! few small steps.
+
+use std::sync::OnceLock;
+
+use glam::Vec3;
+use nbody_host::oracle::{self, System64};
+use nbody_host::{Backend, Bodies, Integrator, Kernel, Simulation, ic};
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const NS: [usize; 12] = [1, 2, 3, 17, 31, 32, 33, 255, 256, 257, 1000, 2048];
+const BLOCKS: [u32; 4] = [32, 64, 128, 256];
+const SOFTENINGS: [f64; 2] = [0.0, 0.1];
+const G: f64 = 0.7;
+const U: f64 = 1.0 / (1u64 << 24) as f64;
+
+/// A Plummer sphere with unequal random masses (factor 10 spread).
+fn bodies(n: usize) -> Bodies {
+    let mut b = ic::plummer(n, 1000 + n as u64);
+    let mut rng = ChaCha8Rng::seed_from_u64(n as u64);
+    for m in &mut b.masses {
+        *m = rng.random_range(0.2f32..2.0) / n as f32;
+    }
+    b
+}
+
+/// Bodies of every N, built once for all tests.
+fn all_bodies() -> &'static [Bodies] {
+    static CACHE: OnceLock<Vec<Bodies>> = OnceLock::new();
+    CACHE.get_or_init(|| NS.iter().map(|&n| bodies(n)).collect())
+}
+
+/// `S_i`: the sum of the magnitudes of body `i`'s pair terms, in `f64`.
+fn magnitude_sums(sys: &System64, eps: f64) -> Vec<f64> {
+    let n = sys.pos.len();
+    (0..n)
+        .map(|i| {
+            (0..n)
+                .filter(|&j| j != i)
+                .map(|j| {
+                    let r: f64 = (0..3)
+                        .map(|k| (sys.pos[j][k] - sys.pos[i][k]).powi(2))
+                        .sum();
+                    G * sys.mass[j] * r.sqrt() / (r + eps * eps).powf(1.5)
+                })
+                .sum()
+        })
+        .collect()
+}
+
+fn distance(a: Vec3, b: [f64; 3]) -> f64 {
+    let d = [a.x as f64 - b[0], a.y as f64 - b[1], a.z as f64 - b[2]];
+    (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt()
+}
+
+fn norm(v: [f64; 3]) -> f64 {
+    (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
+}
+
+fn simulation(
+    b: &Bodies,
+    backend: Backend,
+    kernel: Kernel,
+    integrator: Integrator,
+    eps: f64,
+    dt: f64,
+) -> Simulation {
+    Simulation::builder(b.clone())
+        .backend(backend)
+        .kernel(kernel)
+        .integrator(integrator)
+        .softening(eps)
+        .gravitational_constant(G)
+        .dt(dt)
+        .emulator_race_detection(true)
+        .build()
+        .unwrap_or_else(|e| panic!("{kernel} on {backend:?}, N = {}: {e}", b.len()))
+}
+
+/// Accelerations of every N and softening against the oracle; returns the
+/// largest error in units of `u S_i`, for the report.
+fn check_accelerations(backend: Backend, kernel: Kernel) -> f64 {
+    let mut worst = 0.0f64;
+    for b in all_bodies() {
+        let n = b.len();
+        let sys = System64::from_bodies(b);
+        for eps in SOFTENINGS {
+            let reference = oracle::accelerations(&sys.pos, &sys.mass, G, eps);
+            let scale = magnitude_sums(&sys, eps);
+            let mut sim = simulation(b, backend, kernel, Integrator::SemiImplicitEuler, eps, 0.01);
+            let acc = sim.accelerations().unwrap();
+            assert_eq!(acc.len(), n);
+            for i in 0..n {
+                let err = distance(acc[i], reference[i]);
+                let bound = (n as f64 + 8.0) * U * scale[i];
+                assert!(
+                    err <= bound,
+                    "{kernel} on {backend:?}, N = {n}, eps = {eps}: body {i} acceleration {} vs oracle {:?}: error {err:e} > bound {bound:e}",
+                    acc[i],
+                    reference[i],
+                );
+                if scale[i] > 0.0 {
+                    worst = worst.max(err / (U * scale[i]));
+                } else {
+                    assert_eq!(acc[i], Vec3::ZERO, "N = 1: no force at all");
+                }
+            }
+        }
+    }
+    worst
+}
+
+/// `STEPS` steps of both integrators against the oracle, for every N up to
+/// `max_n`.
+fn check_trajectories(backend: Backend, kernel: Kernel, max_n: usize, softenings: &[f64]) {
+    const STEPS: usize = 3;
+    const DT: f64 = 1e-3;
+    let k = STEPS as f64;
+    for b in all_bodies().iter().filter(|b| b.len() <= max_n) {
+        let n = b.len();
+        for &eps in softenings {
+            let sys0 = System64::from_bodies(b);
+            let scale = magnitude_sums(&sys0, eps);
+            for integrator in [Integrator::SemiImplicitEuler, Integrator::Leapfrog] {
+                let mut sys = sys0.clone();
+                oracle::advance(&mut sys, integrator, DT, G, eps, STEPS);
+                let mut sim = simulation(b, backend, kernel, integrator, eps, DT);
+                sim.step(STEPS as u64).unwrap();
+                let state = sim.state().unwrap();
+                assert_eq!(state.step, STEPS as u64);
+                for (i, &scale_i) in scale.iter().enumerate() {
+                    let acc_err = 2.0 * (n as f64 + 8.0) * U * scale_i;
+                    let v_bound = k * DT * acc_err + 2.0 * k * U * norm(sys.vel[i]);
+                    let x_bound = k * k * DT * DT * acc_err
+                        + 2.0 * k * U * (norm(sys.pos[i]) + DT * norm(sys.vel[i]));
+                    let (ev, ex) = (
+                        distance(state.bodies.velocities[i], sys.vel[i]),
+                        distance(state.bodies.positions[i], sys.pos[i]),
+                    );
+                    assert!(
+                        ev <= v_bound && ex <= x_bound,
+                        "{kernel} {integrator:?} on {backend:?}, N = {n}, eps = {eps}, body {i} after {STEPS} steps: velocity error {ev:e} (bound {v_bound:e}), position error {ex:e} (bound {x_bound:e})"
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn kernels(block: u32) -> [Kernel; 3] {
+    [
+        Kernel::Simt { block },
+        Kernel::Tiled { block },
+        Kernel::Triangle { block },
+    ]
+}
+
+#[test]
+fn emulated_simt_matches_the_oracle_for_every_block() {
+    for block in BLOCKS {
+        let worst = check_accelerations(Backend::Emulator, Kernel::Simt { block });
+        println!("SIMT {block}: worst acceleration error {worst:.1} u S_i");
+        check_trajectories(Backend::Emulator, Kernel::Simt { block }, 257, &SOFTENINGS);
+    }
+    check_trajectories(
+        Backend::Emulator,
+        Kernel::Simt { block: 128 },
+        2048,
+        &SOFTENINGS,
+    );
+}
+
+#[test]
+fn emulated_tiled_matches_the_oracle_for_every_block() {
+    for block in BLOCKS {
+        let worst = check_accelerations(Backend::Emulator, Kernel::Tiled { block });
+        println!("tiled {block}: worst acceleration error {worst:.1} u S_i");
+        check_trajectories(Backend::Emulator, Kernel::Tiled { block }, 257, &SOFTENINGS);
+    }
+    check_trajectories(
+        Backend::Emulator,
+        Kernel::Tiled { block: 128 },
+        2048,
+        &SOFTENINGS,
+    );
+}
+
+#[test]
+fn emulated_triangle_matches_the_oracle_for_every_block() {
+    for block in BLOCKS {
+        let worst = check_accelerations(Backend::Emulator, Kernel::Triangle { block });
+        println!("triangle {block}: worst acceleration error {worst:.1} u S_i");
+        check_trajectories(
+            Backend::Emulator,
+            Kernel::Triangle { block },
+            257,
+            &SOFTENINGS,
+        );
+    }
+    // The emulated triangle kernel is the slowest (a warp barrier per pair):
+    // one softening for the larger N.
+    check_trajectories(
+        Backend::Emulator,
+        Kernel::Triangle { block: 128 },
+        1000,
+        &[0.1],
+    );
+}
+
+#[test]
+fn emulated_kernels_with_1024_thread_blocks() {
+    // N = 1000 < 1024: one partial block; N = 2048: two full ones.
+    for kernel in [
+        Kernel::Tiled { block: 1024 },
+        Kernel::Triangle { block: 1024 },
+    ] {
+        for b in all_bodies()
+            .iter()
+            .filter(|b| [1000, 2048].contains(&b.len()))
+        {
+            let sys = System64::from_bodies(b);
+            let reference = oracle::accelerations(&sys.pos, &sys.mass, G, 0.1);
+            let scale = magnitude_sums(&sys, 0.1);
+            let mut sim = simulation(
+                b,
+                Backend::Emulator,
+                kernel,
+                Integrator::Leapfrog,
+                0.1,
+                1e-3,
+            );
+            let acc = sim.accelerations().unwrap();
+            for (i, (a, r)) in acc.iter().zip(&reference).enumerate() {
+                let bound = (b.len() as f64 + 8.0) * U * scale[i];
+                assert!(
+                    distance(*a, *r) <= bound,
+                    "{kernel}, N = {}, body {i}",
+                    b.len()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn cpu_backend_matches_the_oracle() {
+    for kernel in kernels(128) {
+        let worst = check_accelerations(Backend::Cpu, kernel);
+        println!("CPU {kernel}: worst acceleration error {worst:.1} u S_i");
+        check_trajectories(Backend::Cpu, kernel, 2048, &SOFTENINGS);
+    }
+}

@@ -1,0 +1,170 @@
+//! The triangle kernel's schedule, observed on the real kernel body: a spy
+//! execution model wraps the emulator's and records, for every pair step, the
+//! block, the thread, the step (the thread's count of warp barriers) and the j
+//! slot it reads. From that record: every unordered pair `i < j < N` is
+//! computed exactly once, never `(i, i)`, never a body past `N`, and no two
+//! threads of a block use the same j slot in the same step.
+
+use std::cell::{Cell, RefCell};
+use std::sync::Mutex;
+
+use gpu_kernels::Vec4;
+use gpu_kernels::exec::{Exec, Global, Word};
+use gpu_kernels::launch::{self, WARP, triangle_block_coords};
+use nbody_host::emulator::{DeviceMemory, EmuThread, LaunchOptions, launch};
+
+/// One pair step as the spy sees it.
+#[derive(Clone, Copy, Debug)]
+struct PairStep {
+    block: u32,
+    thread: u32,
+    step: u32,
+    slot: u32,
+    i: u32,
+    j: u32,
+}
+
+/// Forwards to the emulator and records the j-body loads of pair steps.
+struct Spy<'a, 'b> {
+    inner: &'a EmuThread<'b>,
+    log: RefCell<Vec<PairStep>>,
+    warp_barriers: Cell<u32>,
+    started: Cell<bool>,
+}
+
+impl Exec for Spy<'_, '_> {
+    fn thread_idx(&self) -> u32 {
+        self.inner.thread_idx()
+    }
+    fn block_idx(&self) -> u32 {
+        self.inner.block_idx()
+    }
+    fn block_dim(&self) -> u32 {
+        self.inner.block_dim()
+    }
+    fn grid_dim(&self) -> u32 {
+        self.inner.grid_dim()
+    }
+    fn sync_threads(&self) {
+        // The first block barrier ends the loading of the j bodies.
+        self.started.set(true);
+        self.inner.sync_threads()
+    }
+    fn sync_warp(&self) {
+        self.warp_barriers.set(self.warp_barriers.get() + 1);
+        self.inner.sync_warp()
+    }
+    unsafe fn load<T: Word>(&self, buf: Global<T>, i: u32) -> T {
+        unsafe { self.inner.load(buf, i) }
+    }
+    unsafe fn store<T: Word>(&self, buf: Global<T>, i: u32, value: T) {
+        unsafe { self.inner.store(buf, i, value) }
+    }
+    unsafe fn atomic_add(&self, buf: Global<f32>, i: u32, value: f32) {
+        unsafe { self.inner.atomic_add(buf, i, value) }
+    }
+    unsafe fn shared_load<T: Word>(&self, idx: u32) -> T {
+        // Shared memory holds, per warp chunk, 32 reactions then 32 j bodies.
+        if self.started.get() && std::mem::size_of::<T>() == 16 && idx % (2 * WARP) >= WARP {
+            let (b, t) = (self.block_dim(), self.thread_idx());
+            let (gx, gy) = triangle_block_coords(self.block_idx());
+            let slot = idx / (2 * WARP) * WARP + idx % (2 * WARP) - WARP;
+            self.log.borrow_mut().push(PairStep {
+                block: self.block_idx(),
+                thread: t,
+                step: self.warp_barriers.get(),
+                slot,
+                i: b * gx + t,
+                j: b * gy + 1 + slot,
+            });
+        }
+        unsafe { self.inner.shared_load(idx) }
+    }
+    unsafe fn shared_store<T: Word>(&self, idx: u32, value: T) {
+        unsafe { self.inner.shared_store(idx, value) }
+    }
+    unsafe fn shared_atomic_add(&self, idx: u32, value: f32) {
+        unsafe { self.inner.shared_atomic_add(idx, value) }
+    }
+}
+
+fn observe(n: u32, block: u32) -> Vec<PairStep> {
+    let pos: Vec<Vec4> = (0..n)
+        .map(|k| Vec4::new(k as f32, (k * k % 7) as f32, 0.5, 1.0))
+        .collect();
+    let (pos_mem, acc_mem) = (
+        DeviceMemory::from_slice(&pos),
+        DeviceMemory::zeroed(4 * n as usize),
+    );
+    let (p, a) = (pos_mem.global::<Vec4>(n), acc_mem.global::<Vec4>(n));
+    let Some(shape) = launch::triangle(n, block) else {
+        panic!("no triangle launch for N = {n}, B = {block}");
+    };
+    let log = Mutex::new(Vec::new());
+    let options = LaunchOptions {
+        race_detection: false,
+        ..LaunchOptions::default()
+    };
+    launch("triangle", shape, options, &[&pos_mem, &acc_mem], |t| {
+        let spy = Spy {
+            inner: t,
+            log: RefCell::default(),
+            warp_barriers: Cell::new(0),
+            started: Cell::new(false),
+        };
+        unsafe { gpu_kernels::triangle::triangle_accel(&spy, p, a, n, 1.0, 0.01) };
+        log.lock().unwrap().extend(spy.log.take());
+    })
+    .unwrap();
+    log.into_inner().unwrap()
+}
+
+#[test]
+fn every_pair_once_and_no_shared_j_slot_in_a_step() {
+    let cases = [1u32, 2, 3, 17, 31, 32, 33, 255, 256, 257, 1000]
+        .iter()
+        .flat_map(|&n| [32u32, 64, 128, 256].map(move |b| (n, b)))
+        .chain([(2048, 1024), (1000, 1024)]);
+    for (n, block) in cases {
+        let steps = observe(n, block);
+        let mut seen = vec![0u8; (n * n) as usize];
+        for s in &steps {
+            assert!(
+                s.i < s.j,
+                "N {n} B {block}: {s:?} is not above the diagonal"
+            );
+            assert!(s.j < n, "N {n} B {block}: {s:?} reaches past N");
+            seen[(s.i * n + s.j) as usize] += 1;
+        }
+        for i in 0..n {
+            for j in i + 1..n {
+                let times = seen[(i * n + j) as usize];
+                assert_eq!(
+                    times, 1,
+                    "N {n} B {block}: pair ({i}, {j}) computed {times} times"
+                );
+            }
+        }
+        assert_eq!(
+            steps.len() as u64,
+            n as u64 * n.saturating_sub(1) as u64 / 2
+        );
+
+        let mut slots: Vec<(u32, u32, u32, u32)> = steps
+            .iter()
+            .map(|s| (s.block, s.step, s.slot, s.thread))
+            .collect();
+        slots.sort_unstable();
+        for w in slots.windows(2) {
+            assert!(
+                (w[0].0, w[0].1, w[0].2) != (w[1].0, w[1].1, w[1].2),
+                "N {n} B {block}: threads {} and {} of block {} both use j slot {} in step {}",
+                w[0].3,
+                w[1].3,
+                w[0].0,
+                w[0].2,
+                w[0].1
+            );
+        }
+    }
+}
