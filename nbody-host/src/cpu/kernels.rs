@@ -419,7 +419,7 @@ impl KernelSet {
         eps2: f32,
         j_tile: usize,
     ) {
-        assert!(acc.len() % self.all_pairs_group == 0 && i0 + acc.len() <= soa.x.len());
+        assert!(acc.len().is_multiple_of(self.all_pairs_group) && i0 + acc.len() <= soa.x.len());
         // SAFETY: `new` checked that the CPU has the instruction set.
         unsafe { (self.all_pairs)(soa, js, i0, acc, eps2, j_tile) }
     }
@@ -435,8 +435,8 @@ impl KernelSet {
         acc_j: &mut AccBlock<'_>,
         eps2: f32,
     ) {
-        assert!(acc_i.len() % self.tri_group == 0 && i0 + acc_i.len() <= soa.x.len());
-        assert!(acc_j.len() % self.tri_group == 0 && j0 + acc_j.len() <= soa.x.len());
+        assert!(acc_i.len().is_multiple_of(self.tri_group) && i0 + acc_i.len() <= soa.x.len());
+        assert!(acc_j.len().is_multiple_of(self.tri_group) && j0 + acc_j.len() <= soa.x.len());
         // SAFETY: `new` checked that the CPU has the instruction set.
         unsafe { (self.tri_pair)(soa, i0, acc_i, j0, acc_j, eps2) }
     }
