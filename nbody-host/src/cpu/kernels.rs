@@ -137,10 +137,22 @@ fn one_sided<V: Simd, const IB: usize, const GUARD: bool>(
     let len = acc.len();
     debug_assert_eq!(len % group, 0);
     let eps2 = V::splat(eps2);
+    let zero = V::splat(0.0);
     for tile in js.chunks(j_tile.max(1)) {
         for g in (0..len).step_by(group) {
-            let pi: [PointMass<V>; IB] = core::array::from_fn(|b| soa.load(i0 + g + b * lanes));
-            let mut a: [Vec3<V>; IB] = core::array::from_fn(|b| acc.load(g + b * lanes));
+            // Plain loops, not `array::from_fn`: a closure would not inherit
+            // the caller's target features, and the loads would not inline.
+            let mut pi = [PointMass {
+                x: zero,
+                y: zero,
+                z: zero,
+                m: zero,
+            }; IB];
+            let mut a = [Vec3::<V>::zero(); IB];
+            for b in 0..IB {
+                pi[b] = soa.load(i0 + g + b * lanes);
+                a[b] = acc.load(g + b * lanes);
+            }
             for p in tile {
                 let pj = PointMass {
                     x: V::splat(p.x),
@@ -240,8 +252,12 @@ fn pair_tile<V: Simd, const IB: usize, const GUARD: bool>(
             react[s] = Vec3::zero();
         }
         for g in (0..acc_i.len()).step_by(group) {
-            let pi: [PointMass<V>; IB] = core::array::from_fn(|b| soa.load(i0 + g + b * lanes));
-            let mut a: [Vec3<V>; IB] = core::array::from_fn(|b| acc_i.load(g + b * lanes));
+            let mut pi = [rot[0]; IB];
+            let mut a = [Vec3::<V>::zero(); IB];
+            for b in 0..IB {
+                pi[b] = soa.load(i0 + g + b * lanes);
+                a[b] = acc_i.load(g + b * lanes);
+            }
             for s in 0..lanes {
                 let mut r = react[s];
                 for b in 0..IB {
@@ -332,7 +348,7 @@ macro_rules! isa_entry_points {
 }
 
 #[cfg(target_arch = "x86_64")]
-isa_entry_points!(avx512, "avx512f", super::super::simd::F32x16, 4, 2);
+isa_entry_points!(avx512, "avx512f", super::super::simd::F32x16, 2, 1);
 #[cfg(target_arch = "x86_64")]
 isa_entry_points!(avx2, "avx2,fma", super::super::simd::F32x8, 2, 1);
 
