@@ -455,3 +455,49 @@ fn needs_guard(pos: &[Vec4], eps2: f32) -> bool {
     let inv3 = 1.01 * eps2.powf(-1.5);
     !(inv3 < f32::MAX as f64 && max_m * inv3 < f32::MAX as f64)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_round_robin_covers_every_pair_once() {
+        for nb in 1..=12 {
+            let mut seen = vec![vec![0u32; nb]; nb];
+            let mut byes = vec![0u32; nb];
+            for r in 0..rounds(nb) {
+                let (pairs, bye) = round(nb, r);
+                let mut busy = vec![false; nb];
+                for &(a, b) in &pairs {
+                    assert!(a < b && b < nb, "nb {nb} round {r}: ({a}, {b})");
+                    assert!(!busy[a] && !busy[b], "nb {nb} round {r}: block twice");
+                    busy[a] = true;
+                    busy[b] = true;
+                    seen[a][b] += 1;
+                }
+                if let Some(d) = bye {
+                    assert!(!busy[d], "nb {nb} round {r}: bye block {d} also paired");
+                    byes[d] += 1;
+                }
+            }
+            for a in 0..nb {
+                assert_eq!(byes[a], 1, "nb {nb}: block {a} diagonal");
+                for b in a + 1..nb {
+                    assert_eq!(seen[a][b], 1, "nb {nb}: pair ({a}, {b})");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_guard_is_dropped_only_when_every_factor_is_finite() {
+        let pos = [Vec4::new(0.0, 0.0, 0.0, 1.0), Vec4::new(1.0, 0.0, 0.0, 0.0)];
+        assert!(needs_guard(&pos, 0.0));
+        assert!(needs_guard(&pos, 1e-40));
+        assert!(!needs_guard(&pos, 0.01));
+        // m / eps^3 = 1e30 / 1e-12 overflows f32.
+        let heavy = [Vec4::new(0.0, 0.0, 0.0, 1e30)];
+        assert!(needs_guard(&heavy, 1e-8));
+        assert!(!needs_guard(&heavy, 1.0));
+    }
+}
