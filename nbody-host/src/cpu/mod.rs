@@ -480,10 +480,10 @@ mod tests {
                     byes[d] += 1;
                 }
             }
-            for a in 0..nb {
-                assert_eq!(byes[a], 1, "nb {nb}: block {a} diagonal");
-                for b in a + 1..nb {
-                    assert_eq!(seen[a][b], 1, "nb {nb}: pair ({a}, {b})");
+            assert!(byes.iter().all(|&b| b == 1), "nb {nb}: diagonals {byes:?}");
+            for (a, row) in seen.iter().enumerate() {
+                for (b, &count) in row.iter().enumerate().skip(a + 1) {
+                    assert_eq!(count, 1, "nb {nb}: pair ({a}, {b})");
                 }
             }
         }
