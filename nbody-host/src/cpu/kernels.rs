@@ -312,6 +312,7 @@ impl std::fmt::Debug for KernelSet {
 
 /// One instruction set's entry points: `$feat` enabled, vector type `$v`,
 /// `$ib` i-vectors per group in the all-pairs loop, `$tb` in the triangle tile.
+#[cfg(target_arch = "x86_64")]
 macro_rules! isa_entry_points {
     ($name:ident, $feat:literal, $v:ty, $ib:literal, $tb:literal) => {
         mod $name {
