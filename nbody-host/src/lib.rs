@@ -49,7 +49,7 @@ pub mod snapshot;
 mod state;
 
 pub use config::{Backend, BackendKind, DEFAULT_BLOCK, Integrator, Kernel, Params};
-pub use cpu::CpuTuning;
+pub use cpu::{CpuTuning, Isa};
 pub use error::{Error, Result};
 pub use simulation::{Simulation, SimulationBuilder};
 pub use snapshot::Checkpoint;
