@@ -7,8 +7,26 @@ use nbody_host::{
     Backend, Bodies, Checkpoint, Error, Integrator, Kernel, Simulation, ic, snapshot,
 };
 
-/// Backends the resume test runs on. The emulator joins when it is built.
-const BACKENDS: &[Backend] = &[Backend::Cpu];
+/// Backends the resume test runs on: the CPU backend and the emulator, which
+/// runs the GPU kernel bodies through the same launch plans as CUDA.
+const BACKENDS: &[Backend] = &[Backend::Cpu, Backend::Emulator];
+
+/// Largest `|a - b| / (|b| + 1)` over every position, velocity and mass component.
+fn max_relative_difference(a: &Bodies, b: &Bodies) -> f64 {
+    let words = |x: &Bodies| -> Vec<f32> {
+        x.positions
+            .iter()
+            .chain(&x.velocities)
+            .flat_map(|v| v.to_array())
+            .chain(x.masses.iter().copied())
+            .collect()
+    };
+    words(a)
+        .iter()
+        .zip(words(b))
+        .map(|(&x, y)| (f64::from(x) - f64::from(y)).abs() / (f64::from(y).abs() + 1.0))
+        .fold(0.0, f64::max)
+}
 
 fn bits(b: &Bodies) -> Vec<u32> {
     b.positions
@@ -331,9 +349,11 @@ fn corrupt_or_truncated_checkpoints_are_errors() {
 }
 
 /// A run interrupted by a checkpoint (the simulation dropped, as if the
-/// process were killed) and resumed ends bit-identical to an uninterrupted one.
+/// process were killed) and resumed ends bit-identical to an uninterrupted one
+/// (to rounding for the emulator's triangle kernel, whose atomic sums are
+/// order-dependent on any GPU), on the CPU backend and the emulator.
 #[test]
-fn kill_and_resume_is_bit_identical() {
+fn kill_and_resume_matches_an_uninterrupted_run() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("resume.ckpt");
     for &backend in BACKENDS {
@@ -361,7 +381,11 @@ fn kill_and_resume_is_bit_identical() {
                 let mut first = build();
                 first.step(5).unwrap();
                 first.save_checkpoint(&path).unwrap();
+                let saved = first.state().unwrap();
                 drop(first);
+                let loaded = Checkpoint::load(&path).unwrap();
+                assert_eq!(bits(&loaded.state.bodies), bits(&saved.bodies), "{what}");
+                assert_eq!(loaded.state.step, 5, "{what}");
                 let mut resumed = Simulation::resume(&path)
                     .unwrap()
                     .backend(backend)
@@ -372,7 +396,24 @@ fn kill_and_resume_is_bit_identical() {
                 let got = resumed.state().unwrap();
                 assert_eq!(got.step, 12, "{what}");
                 assert_eq!(got.time, expect.time, "{what}");
-                assert_eq!(bits(&got.bodies), bits(&expect.bodies), "{what}");
+                if backend == Backend::Emulator && matches!(kernel, Kernel::Triangle { .. }) {
+                    // The triangle kernel sums forces with f32 atomic adds whose
+                    // order depends on thread timing (on a GPU as in the
+                    // emulator), so two uninterrupted runs already differ in the
+                    // last bits. Resume adds nothing: the checkpoint holds exact
+                    // bits (checked below), and the runs agree to rounding.
+                    let worst = max_relative_difference(&got.bodies, &expect.bodies);
+                    assert!(worst < 1e-5, "{what}: relative difference {worst:e}");
+                } else {
+                    let (g, e) = (bits(&got.bodies), bits(&expect.bodies));
+                    let differing = g.iter().zip(&e).filter(|(a, b)| a != b).count();
+                    assert_eq!(
+                        differing,
+                        0,
+                        "{what}: {differing} of {} words differ",
+                        g.len()
+                    );
+                }
                 // And the run really moved: not trivially equal to the start.
                 assert_ne!(bits(&got.bodies), bits(&ic::plummer(150, 5)), "{what}");
             }
