@@ -374,7 +374,7 @@ fn run(cli: &Cli, out: &mut dyn Write, show_progress: bool) -> Result<()> {
     .map_err(w)?;
     writeln!(
         out,
-        "result backend={} kernel={} integrator={} n={n} steps={to_run} seconds={seconds:.6} pips={pips:.4e} energy_rel_change={de:.4e}",
+        "result backend={} kernel={} integrator={} n={n} steps={to_run} seconds={seconds} pips={pips:.6e} energy_rel_change={de:.4e}",
         backend.name(),
         kernel.name(),
         integrator.name(),
