@@ -27,10 +27,10 @@
 //! twice in a round (see `super::CpuEngine`), so each tile writes its two
 //! blocks' accelerations directly and the order of every sum is fixed.
 
+use std::ops::Range;
+
 use gpu_kernels::Vec4;
-use gpu_kernels::interaction::{
-    PointMass, Real, Vec3, interaction, interaction_distinct, pair_interaction,
-};
+use gpu_kernels::interaction::{PointMass, Real, Vec3, interaction, pair_interaction};
 
 use super::Isa;
 use super::simd::Simd;
@@ -50,6 +50,10 @@ pub(crate) struct Soa {
     pub z: Vec<f32>,
     /// Masses (0 for padding).
     pub m: Vec<f32>,
+    /// Masses divided by 8 (exactly, a power of two), for [`pull_fast`] and
+    /// [`pair_fast`], which fold the `1/2` of the Newton–Raphson step, cubed,
+    /// into the mass.
+    pub m8: Vec<f32>,
 }
 
 /// Where padding bodies sit: far away (so `1 / d^3` underflows to 0 against
@@ -75,15 +79,18 @@ impl Soa {
             dst.extend(pos.iter().map(get));
             dst.resize(padded, pad);
         }
+        self.m8.clear();
+        self.m8.extend(self.m.iter().map(|m| m * 0.125));
     }
 
+    /// Bodies `i..i + LANES`, with masses `m`, or `m / 8` if `scaled`.
     #[inline(always)]
-    fn load<V: Simd>(&self, i: usize) -> PointMass<V> {
+    fn load<V: Simd>(&self, i: usize, scaled: bool) -> PointMass<V> {
         PointMass {
             x: V::load(&self.x[i..]),
             y: V::load(&self.y[i..]),
             z: V::load(&self.z[i..]),
-            m: V::load(&self.m[i..]),
+            m: V::load(if scaled { &self.m8[i..] } else { &self.m[i..] }),
         }
     }
 }
@@ -121,12 +128,75 @@ impl AccBlock<'_> {
     }
 }
 
+/// [`interaction_distinct`](gpu_kernels::interaction::interaction_distinct) rearranged for the CPU's hot loop: `acc +=
+/// m_j r / (r^2 + eps^2)^(3/2)`, `r = x_j - x_i`, with `m8j = m_j / 8`.
+///
+/// The reciprocal square root is the hardware estimate `y0` with one
+/// Newton–Raphson step, `y = y0 (3 - d2 y0^2) / 2`, as in [`Real::rsqrt`]; here
+/// the `1/2`, cubed, is folded into the mass (`m_j y^3 = (m_j / 8) (y0 e)^3`,
+/// `e = 3 - d2 y0^2`), which saves two multiplications and two constant
+/// registers per interaction, and the `max` fix-up of [`Real::rsqrt`] is not
+/// needed because `d2 >= eps^2` is a positive normal number on this path
+/// (see [`KernelSet::new`]). Same operations as the GPU kernels up to the
+/// rounding of the refined estimate; `tests/cpu_simd.rs` bounds the error
+/// against the f64 oracle.
+#[inline(always)]
+pub(crate) fn pull_fast<V: Simd>(
+    acc: Vec3<V>,
+    pi: &PointMass<V>,
+    pj: &PointMass<V>,
+    eps2: V,
+    three: V,
+) -> Vec3<V> {
+    let (dx, dy, dz) = (pj.x - pi.x, pj.y - pi.y, pj.z - pi.z);
+    let d2 = dz.mul_add(dz, dy.mul_add(dy, dx.mul_add(dx, eps2)));
+    let y0 = d2.rsqrt_estimate();
+    let w = y0 * (d2 * y0).neg_mul_add(y0, three);
+    let f = (pj.m * w) * (w * w);
+    Vec3 {
+        x: dx.mul_add(f, acc.x),
+        y: dy.mul_add(f, acc.y),
+        z: dz.mul_add(f, acc.z),
+    }
+}
+
+/// [`pair_interaction`] rearranged as [`pull_fast`]: masses of both bodies
+/// divided by 8, `a_i += m_j s r`, `a_j -= m_i s r`.
+#[inline(always)]
+fn pair_fast<V: Simd>(
+    acc_i: Vec3<V>,
+    acc_j: Vec3<V>,
+    pi: &PointMass<V>,
+    pj: &PointMass<V>,
+    eps2: V,
+    three: V,
+) -> (Vec3<V>, Vec3<V>) {
+    let (dx, dy, dz) = (pj.x - pi.x, pj.y - pi.y, pj.z - pi.z);
+    let d2 = dz.mul_add(dz, dy.mul_add(dy, dx.mul_add(dx, eps2)));
+    let y0 = d2.rsqrt_estimate();
+    let w = y0 * (d2 * y0).neg_mul_add(y0, three);
+    let w3 = w * (w * w);
+    let (fi, fj) = (pj.m * w3, pi.m * w3);
+    (
+        Vec3 {
+            x: dx.mul_add(fi, acc_i.x),
+            y: dy.mul_add(fi, acc_i.y),
+            z: dz.mul_add(fi, acc_i.z),
+        },
+        Vec3 {
+            x: dx.neg_mul_add(fj, acc_j.x),
+            y: dy.neg_mul_add(fj, acc_j.y),
+            z: dz.neg_mul_add(fj, acc_j.z),
+        },
+    )
+}
+
 /// Adds to `acc` (block starting at body `i0`, length a multiple of
-/// `IB * LANES`) the pull of every body of `js`, in order, in tiles of `j_tile`.
+/// `IB * LANES`) the pull of bodies `js` of `soa`, in order, in tiles of `j_tile`.
 #[inline(always)]
 fn one_sided<V: Simd, const IB: usize, const GUARD: bool>(
     soa: &Soa,
-    js: &[Vec4],
+    js: Range<usize>,
     i0: usize,
     acc: &mut AccBlock<'_>,
     eps2: f32,
@@ -137,8 +207,18 @@ fn one_sided<V: Simd, const IB: usize, const GUARD: bool>(
     let len = acc.len();
     debug_assert_eq!(len % group, 0);
     let eps2 = V::splat(eps2);
+    let three = V::splat(3.0);
     let zero = V::splat(0.0);
-    for tile in js.chunks(j_tile.max(1)) {
+    let masses = if GUARD { &soa.m } else { &soa.m8 };
+    let mut start = js.start;
+    while start < js.end {
+        let end = start.saturating_add(j_tile.max(1)).min(js.end);
+        let (tx, ty, tz, tm) = (
+            &soa.x[start..end],
+            &soa.y[start..end],
+            &soa.z[start..end],
+            &masses[start..end],
+        );
         for g in (0..len).step_by(group) {
             // Plain loops, not `array::from_fn`: a closure would not inherit
             // the caller's target features, and the loads would not inline.
@@ -150,21 +230,21 @@ fn one_sided<V: Simd, const IB: usize, const GUARD: bool>(
             }; IB];
             let mut a = [Vec3::<V>::zero(); IB];
             for b in 0..IB {
-                pi[b] = soa.load(i0 + g + b * lanes);
+                pi[b] = soa.load(i0 + g + b * lanes, false);
                 a[b] = acc.load(g + b * lanes);
             }
-            for p in tile {
+            for (((&x, &y), &z), &m) in tx.iter().zip(ty).zip(tz).zip(tm) {
                 let pj = PointMass {
-                    x: V::splat(p.x),
-                    y: V::splat(p.y),
-                    z: V::splat(p.z),
-                    m: V::splat(p.w),
+                    x: V::splat(x),
+                    y: V::splat(y),
+                    z: V::splat(z),
+                    m: V::splat(m),
                 };
                 for b in 0..IB {
                     a[b] = if GUARD {
                         interaction(a[b], &pi[b], &pj, eps2)
                     } else {
-                        interaction_distinct(a[b], &pi[b], &pj, eps2)
+                        pull_fast(a[b], &pi[b], &pj, eps2, three)
                     };
                 }
             }
@@ -172,6 +252,7 @@ fn one_sided<V: Simd, const IB: usize, const GUARD: bool>(
                 acc.store(g + b * lanes, ab);
             }
         }
+        start = end;
     }
 }
 
@@ -232,6 +313,7 @@ fn pair_tile<V: Simd, const IB: usize, const GUARD: bool>(
     debug_assert_eq!(acc_i.len() % group, 0);
     debug_assert_eq!(acc_j.len() % lanes, 0);
     let eps2 = V::splat(eps2);
+    let three = V::splat(3.0);
     let zero = V::splat(0.0);
     let mut rot = [PointMass {
         x: zero,
@@ -241,7 +323,7 @@ fn pair_tile<V: Simd, const IB: usize, const GUARD: bool>(
     }; MAX_LANES];
     let mut react = [Vec3::<V>::zero(); MAX_LANES];
     for jv in (0..acc_j.len()).step_by(lanes) {
-        let pj: PointMass<V> = soa.load(j0 + jv);
+        let pj: PointMass<V> = soa.load(j0 + jv, !GUARD);
         for s in 0..lanes {
             rot[s] = PointMass {
                 x: pj.x.rotate(s),
@@ -255,13 +337,17 @@ fn pair_tile<V: Simd, const IB: usize, const GUARD: bool>(
             let mut pi = [rot[0]; IB];
             let mut a = [Vec3::<V>::zero(); IB];
             for b in 0..IB {
-                pi[b] = soa.load(i0 + g + b * lanes);
+                pi[b] = soa.load(i0 + g + b * lanes, !GUARD);
                 a[b] = acc_i.load(g + b * lanes);
             }
             for s in 0..lanes {
                 let mut r = react[s];
                 for b in 0..IB {
-                    (a[b], r) = pair::<V, GUARD>(a[b], r, &pi[b], &rot[s], eps2);
+                    (a[b], r) = if GUARD {
+                        pair::<V, true>(a[b], r, &pi[b], &rot[s], eps2)
+                    } else {
+                        pair_fast(a[b], r, &pi[b], &rot[s], eps2, three)
+                    };
                 }
                 react[s] = r;
             }
@@ -298,7 +384,7 @@ pub(crate) struct KernelSet {
     tri_pair: TriPairFn,
 }
 
-type AllPairsFn = unsafe fn(&Soa, &[Vec4], usize, &mut AccBlock<'_>, f32, usize);
+type AllPairsFn = unsafe fn(&Soa, Range<usize>, usize, &mut AccBlock<'_>, f32, usize);
 type TriPairFn = unsafe fn(&Soa, usize, &mut AccBlock<'_>, usize, &mut AccBlock<'_>, f32);
 
 impl std::fmt::Debug for KernelSet {
@@ -324,7 +410,7 @@ macro_rules! isa_entry_points {
             #[target_feature(enable = $feat)]
             pub(super) unsafe fn all_pairs<const GUARD: bool>(
                 soa: &Soa,
-                js: &[Vec4],
+                js: Range<usize>,
                 i0: usize,
                 acc: &mut AccBlock<'_>,
                 eps2: f32,
@@ -362,7 +448,7 @@ mod scalar {
 
     pub(super) unsafe fn all_pairs<const GUARD: bool>(
         soa: &Soa,
-        js: &[Vec4],
+        js: Range<usize>,
         i0: usize,
         acc: &mut AccBlock<'_>,
         eps2: f32,
@@ -426,17 +512,18 @@ impl KernelSet {
 
     /// Adds to `acc` (bodies `i0..i0 + acc.len()`, a multiple of
     /// [`all_pairs_group`](Self::all_pairs_group), within `soa`) the pull
-    /// (without `G`) of every body of `js`, in order, `j_tile` at a time.
+    /// (without `G`) of bodies `js` of `soa`, in order, `j_tile` at a time.
     pub fn all_pairs(
         &self,
         soa: &Soa,
-        js: &[Vec4],
+        js: Range<usize>,
         i0: usize,
         acc: &mut AccBlock<'_>,
         eps2: f32,
         j_tile: usize,
     ) {
         assert!(acc.len().is_multiple_of(self.all_pairs_group) && i0 + acc.len() <= soa.x.len());
+        assert!(js.start <= js.end && js.end <= soa.x.len());
         // SAFETY: `new` checked that the CPU has the instruction set.
         unsafe { (self.all_pairs)(soa, js, i0, acc, eps2, j_tile) }
     }

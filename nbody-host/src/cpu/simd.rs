@@ -48,6 +48,15 @@ pub(crate) trait Simd: Real + Send + Sync + 'static {
 
     /// Lane `t` of the result is lane `(t + k) mod LANES` of `self`; `k < LANES`.
     fn rotate(self, k: usize) -> Self;
+
+    /// The bare hardware estimate of `1 / sqrt(self)` (`vrsqrt14ps`,
+    /// `vrsqrtps`; exact for `f32`), for the unguarded hot loops, which apply
+    /// their own Newton–Raphson step (`super::kernels::pull_fast`). Only
+    /// meaningful for positive normal inputs.
+    fn rsqrt_estimate(self) -> Self;
+
+    /// `b - self * a` with one rounding (`vfnmadd`).
+    fn neg_mul_add(self, a: Self, b: Self) -> Self;
 }
 
 impl Simd for f32 {
@@ -66,6 +75,16 @@ impl Simd for f32 {
     #[inline(always)]
     fn rotate(self, _k: usize) -> Self {
         self
+    }
+
+    #[inline(always)]
+    fn rsqrt_estimate(self) -> Self {
+        1.0 / self.sqrt()
+    }
+
+    #[inline(always)]
+    fn neg_mul_add(self, a: Self, b: Self) -> Self {
+        (-self).mul_add(a, b)
     }
 }
 
@@ -247,6 +266,16 @@ mod x86 {
             let idx = &ROT16[k & 15];
             Self(unsafe { _mm512_permutexvar_ps(_mm512_loadu_si512(idx.as_ptr().cast()), self.0) })
         }
+
+        #[inline(always)]
+        fn rsqrt_estimate(self) -> Self {
+            Self(unsafe { _mm512_rsqrt14_ps(self.0) })
+        }
+
+        #[inline(always)]
+        fn neg_mul_add(self, a: Self, b: Self) -> Self {
+            Self(unsafe { _mm512_fnmadd_ps(self.0, a.0, b.0) })
+        }
     }
 
     impl Simd for F32x8 {
@@ -270,6 +299,16 @@ mod x86 {
             Self(unsafe {
                 _mm256_permutevar8x32_ps(self.0, _mm256_loadu_si256(idx.as_ptr().cast()))
             })
+        }
+
+        #[inline(always)]
+        fn rsqrt_estimate(self) -> Self {
+            Self(unsafe { _mm256_rsqrt_ps(self.0) })
+        }
+
+        #[inline(always)]
+        fn neg_mul_add(self, a: Self, b: Self) -> Self {
+            Self(unsafe { _mm256_fnmadd_ps(self.0, a.0, b.0) })
         }
     }
 }
