@@ -47,6 +47,7 @@ pub mod render;
 mod simulation;
 pub mod snapshot;
 mod state;
+pub mod tuning;
 
 pub use config::{Backend, BackendKind, DEFAULT_BLOCK, Integrator, Kernel, Params};
 pub use cpu::{CpuTuning, Isa};
@@ -54,6 +55,7 @@ pub use error::{Error, Result};
 pub use simulation::{Simulation, SimulationBuilder};
 pub use snapshot::Checkpoint;
 pub use state::{Bodies, Energy, Momentum, State};
+pub use tuning::TuningProfile;
 
 /// The PTX module of all kernels, built from `gpu-kernels` by
 /// `scripts/build-ptx.sh` (sm_70, PTX ISA 7.0) and checked in CI to match the source.

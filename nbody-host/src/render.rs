@@ -861,3 +861,111 @@ pub fn energy_plot(
     }
     Image { width, height, rgb }.save_png(path)
 }
+
+/// One bar of a [`bar_chart`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bar {
+    /// Label left of the bar.
+    pub label: String,
+    /// Height, finite and `>= 0`.
+    pub value: f64,
+    /// Drawn in the highlight colour (e.g. the best configuration).
+    pub highlight: bool,
+}
+
+/// A horizontal bar chart (e.g. PIPS per configuration from
+/// `examples/autotune.rs`), bars top to bottom in the order given, labels
+/// on the left, as a PNG of `width` x `height` pixels, written atomically.
+pub fn bar_chart(
+    path: impl AsRef<Path>,
+    title: &str,
+    x_desc: &str,
+    bars: &[Bar],
+    (width, height): (u32, u32),
+) -> Result<()> {
+    use plotters::prelude::*;
+
+    let path = path.as_ref();
+    if !(200..=MAX_SIDE).contains(&width) || !(150..=MAX_SIDE).contains(&height) {
+        return Err(invalid(
+            "plot size",
+            format!("{width}x{height}"),
+            "must be at least 200x150 and at most 8192 pixels a side",
+        ));
+    }
+    if bars.is_empty() {
+        return Err(invalid("bars", 0, "a bar chart needs at least one bar"));
+    }
+    if let Some((i, b)) = bars
+        .iter()
+        .enumerate()
+        .find(|(_, b)| !(b.value.is_finite() && b.value >= 0.0))
+    {
+        return Err(invalid(
+            "bar value",
+            format!("{:?}[{i}] = {}", b.label, b.value),
+            "must be finite and >= 0",
+        ));
+    }
+    let top = bars.iter().map(|b| b.value).fold(0.0, f64::max);
+    let top = if top > 0.0 { top * 1.1 } else { 1.0 };
+    let n = bars.len();
+    // Room for the longest label at about 7.5 pixels a character.
+    let label_width = 16 + 15 * bars.iter().map(|b| b.label.len()).max().unwrap_or(0) as u32 / 2;
+
+    register_font();
+    let plot_error = |e: &dyn std::fmt::Display| Error::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::other(format!("drawing the chart: {e}")),
+    };
+    let mut rgb = vec![0u8; width as usize * height as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, (width, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| plot_error(&e))?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 22))
+            .margin(14)
+            .x_label_area_size(48)
+            .y_label_area_size(label_width)
+            .build_cartesian_2d(0f64..top, (0..n).into_segmented())
+            .map_err(|e| plot_error(&e))?;
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(n)
+            .y_label_formatter(&|v| match v {
+                // Bar `i` is drawn `i`-th from the top.
+                SegmentValue::CenterOf(k) if *k < n => bars[n - 1 - k].label.clone(),
+                _ => String::new(),
+            })
+            .x_desc(x_desc)
+            .x_label_formatter(&|v| format!("{v:.1e}"))
+            .label_style(("sans-serif", 14))
+            .axis_desc_style(("sans-serif", 17))
+            .draw()
+            .map_err(|e| plot_error(&e))?;
+        let (r, g, b) = SERIES_COLOURS[0];
+        let (hr, hg, hb) = SERIES_COLOURS[1];
+        chart
+            .draw_series(bars.iter().enumerate().map(|(i, bar)| {
+                let colour = if bar.highlight {
+                    RGBColor(hr, hg, hb)
+                } else {
+                    RGBColor(r, g, b)
+                };
+                let k = n - 1 - i;
+                let mut rect = Rectangle::new(
+                    [
+                        (0.0, SegmentValue::Exact(k)),
+                        (bar.value, SegmentValue::Exact(k + 1)),
+                    ],
+                    colour.filled(),
+                );
+                rect.set_margin(3, 3, 0, 0);
+                rect
+            }))
+            .map_err(|e| plot_error(&e))?;
+        root.present().map_err(|e| plot_error(&e))?;
+    }
+    Image { width, height, rgb }.save_png(path)
+}

@@ -108,6 +108,17 @@ impl SimulationBuilder {
         self
     }
 
+    /// Applies an autotuning result: its kernel (and block size) and, if it
+    /// has one, its CPU blocking. Call [`backend`](Self::backend) as usual:
+    /// the profile does not pick the backend.
+    pub fn tuned_for(mut self, profile: &crate::TuningProfile) -> Self {
+        self.kernel = profile.kernel;
+        if let Some(tuning) = profile.cpu_tuning {
+            self.options.cpu_tuning = tuning;
+        }
+        self
+    }
+
     /// Emulator only: record every shared-memory access and fail a launch on
     /// a race (slower; off by default).
     pub fn emulator_race_detection(mut self, on: bool) -> Self {

@@ -5,7 +5,8 @@ use std::path::Path;
 
 use glam::Vec3;
 use nbody_host::render::{
-    Camera, EnergySeries, Frame, GifWriter, Image, Projection, Recorder, Renderer, energy_plot,
+    Bar, Camera, EnergySeries, Frame, GifWriter, Image, Projection, Recorder, Renderer, bar_chart,
+    energy_plot,
 };
 use nbody_host::{Backend, Error, Integrator, Simulation, ic};
 
@@ -366,6 +367,54 @@ fn png_round_trips_and_energy_plot_draws_lines_and_labels() {
     // embedded font: dark anti-aliased pixels, several hundred of them.
     let dark = count(&|p| p.iter().all(|&c| c < 100), 380..400);
     assert!(dark > 50, "{dark} dark pixels in the x label");
+}
+
+#[test]
+fn bar_chart_draws_bars_in_proportion_and_rejects_bad_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bars.png");
+    let bars = [
+        Bar {
+            label: "block 64".into(),
+            value: 2.0e9,
+            highlight: false,
+        },
+        Bar {
+            label: "block 128".into(),
+            value: 4.0e9,
+            highlight: true,
+        },
+    ];
+    bar_chart(&path, "PIPS", "interactions / s", &bars, (400, 300)).unwrap();
+    let img = decode_png(&path);
+    let column = |rgb: [u8; 3]| -> Vec<u32> {
+        // Lengths of the (horizontal) bars: `rgb` pixels per row.
+        (0..img.height)
+            .map(|y| {
+                (0..img.width)
+                    .filter(|&x| {
+                        let i = ((y * img.width + x) * 3) as usize;
+                        img.rgb[i..i + 3] == rgb
+                    })
+                    .count() as u32
+            })
+            .collect()
+    };
+    let plain = column([0, 114, 178]).into_iter().max().unwrap();
+    let best = column([213, 94, 0]).into_iter().max().unwrap();
+    assert!(plain > 20 && best > 20, "{plain} {best}");
+    let ratio = best as f64 / plain as f64;
+    assert!((ratio - 2.0).abs() < 0.05, "bar lengths {best} / {plain}");
+    let bad = [Bar {
+        label: "x".into(),
+        value: f64::NAN,
+        highlight: false,
+    }];
+    let e = bar_chart(&path, "t", "y", &bad, (400, 300)).unwrap_err();
+    assert!(e.to_string().contains("NaN"), "{e}");
+    assert!(bar_chart(&path, "t", "y", &[], (400, 300)).is_err());
+    // The failed calls left the good chart in place.
+    assert_eq!(decode_png(&path), img);
 }
 
 fn record(path: &Path, seed: u64) -> usize {

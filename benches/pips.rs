@@ -1,0 +1,116 @@
+//! `cargo bench`: pairwise interactions per second (PIPS, `N^2` per step) of
+//! every kernel on every backend present.
+//!
+//! Criterion reports the throughput as "elements/s": each step counts `N^2`
+//! elements, so that figure *is* PIPS (the notebook's definition, also for the
+//! Newton's-third-law kernel, which computes each pair once).
+//!
+//! | group | sizes | what |
+//! | --- | --- | --- |
+//! | `cpu` | 1k, 4k, 16k | the SIMD CPU backend (best instruction set), semi-implicit Euler, one step per iteration |
+//! | `emulator-tiny` | 256 | the GPU kernel bodies on CPU threads, race detector off: a check that the emulator path works, **not** a GPU speed |
+//! | `cuda` | 1k .. 256k | with `--features cuda` and a device: timed by CUDA events around the launches (`Simulation::device_seconds`), synchronised before the clock is read |
+//!
+//! ```text
+//! cargo bench                                  # everything present, about 3 minutes on 2 cores
+//! cargo bench -- cpu/triangle                  # one kernel
+//! cargo bench --features cuda -- cuda          # the GPU
+//! ```
+
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use nbody_host::{Backend, Integrator, Kernel, Simulation, ic};
+
+/// The notebook's run: uniform cube, softening 0.1, `dt = 0.01`, Euler.
+fn simulation(n: usize, kernel: Kernel, backend: Backend) -> nbody_host::Result<Simulation> {
+    Simulation::builder(ic::uniform_cube(n, 42))
+        .softening(0.1)
+        .dt(0.01)
+        .kernel(kernel)
+        .integrator(Integrator::SemiImplicitEuler)
+        .backend(backend)
+        .emulator_race_detection(false)
+        .build()
+}
+
+fn kernels(block: u32) -> [Kernel; 3] {
+    [
+        Kernel::Simt { block },
+        Kernel::Tiled { block },
+        Kernel::Triangle { block },
+    ]
+}
+
+fn cpu(c: &mut Criterion) {
+    let mut group = c.benchmark_group("cpu");
+    group
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3))
+        .sample_size(10);
+    for n in [1024, 4096, 16384] {
+        group.throughput(Throughput::Elements((n * n) as u64));
+        for kernel in kernels(256) {
+            let mut sim = simulation(n, kernel, Backend::Cpu).expect("CPU backend");
+            group.bench_function(BenchmarkId::new(kernel.name(), n), |b| {
+                b.iter(|| sim.step(1).expect("step"))
+            });
+        }
+    }
+    group.finish();
+}
+
+fn emulator_tiny(c: &mut Criterion) {
+    let mut group = c.benchmark_group("emulator-tiny");
+    group
+        .warm_up_time(Duration::from_millis(200))
+        .measurement_time(Duration::from_secs(2))
+        .sample_size(10);
+    let n = 256;
+    group.throughput(Throughput::Elements((n * n) as u64));
+    for kernel in kernels(64) {
+        let mut sim = simulation(n, kernel, Backend::Emulator).expect("emulator");
+        group.bench_function(BenchmarkId::new(kernel.name(), n), |b| {
+            b.iter(|| sim.step(1).expect("step"))
+        });
+    }
+    group.finish();
+}
+
+#[cfg(feature = "cuda")]
+fn cuda(c: &mut Criterion) {
+    let mut group = c.benchmark_group("cuda");
+    group.sample_size(20);
+    for n in [1024, 4096, 16384, 65536, 262_144] {
+        group.throughput(Throughput::Elements((n * n) as u64));
+        for kernel in kernels(256) {
+            let mut sim = match simulation(n, kernel, Backend::Cuda { device: 0 }) {
+                Ok(sim) => sim,
+                Err(e) => {
+                    eprintln!("cuda benches skipped: {e}");
+                    return;
+                }
+            };
+            group.bench_function(BenchmarkId::new(kernel.name(), n), |b| {
+                // Device time of exactly the measured steps: `step` returns
+                // after the stream is synchronised, and the engine adds the
+                // CUDA-event time of each launch sequence.
+                b.iter_custom(|iters| {
+                    let before = sim.device_seconds().unwrap_or(0.0);
+                    sim.step(iters).expect("step");
+                    let after = sim.device_seconds().unwrap_or(0.0);
+                    Duration::from_secs_f64(after - before)
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+#[cfg(not(feature = "cuda"))]
+fn cuda(_: &mut Criterion) {
+    eprintln!("cuda benches: not built (cargo bench --features cuda)");
+}
+
+criterion_group!(benches, cpu, emulator_tiny, cuda);
+criterion_main!(benches);

@@ -1,0 +1,241 @@
+//! Tuning profiles: the winner of an autotuning sweep (`examples/autotune.rs`),
+//! saved as a small JSON file and applied with
+//! [`SimulationBuilder::tuned_for`](crate::SimulationBuilder::tuned_for).
+//!
+//! ```
+//! use nbody_host::{Backend, CpuTuning, Kernel, Simulation, TuningProfile, ic};
+//!
+//! let profile = TuningProfile {
+//!     backend: "cpu".into(),
+//!     device: "example".into(),
+//!     n: 4096,
+//!     kernel: Kernel::Triangle { block: 256 },
+//!     cpu_tuning: Some(CpuTuning { i_block: 512, ..CpuTuning::default() }),
+//!     pips: 6.5e9,
+//! };
+//! let again = TuningProfile::from_json(&profile.to_json()).unwrap();
+//! assert_eq!(again, profile);
+//! let mut sim = Simulation::builder(ic::plummer(100, 1))
+//!     .backend(Backend::Cpu)
+//!     .tuned_for(&again)
+//!     .build()?;
+//! assert_eq!(sim.params().kernel, Kernel::Triangle { block: 256 });
+//! sim.step(2)?;
+//! # Ok::<(), nbody_host::Error>(())
+//! ```
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::{CpuTuning, Error, Isa, Kernel, Result};
+
+/// The best configuration a sweep found on one machine.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TuningProfile {
+    /// The backend it was measured on: `"cpu"`, `"emulator"` or `"cuda"`.
+    pub backend: String,
+    /// The machine, for the record (e.g. `"cpu (avx2+fma, 2 threads)"`).
+    pub device: String,
+    /// Bodies in the sweep: the profile is best near this N.
+    pub n: usize,
+    /// The winning kernel and block size.
+    pub kernel: Kernel,
+    /// The winning CPU blocking; `None` for the GPU backends.
+    pub cpu_tuning: Option<CpuTuning>,
+    /// Interactions per second the winner reached.
+    pub pips: f64,
+}
+
+const FORMAT: &str = "tuning profile";
+/// Version of the JSON layout; [`TuningProfile::from_json`] rejects others.
+const VERSION: u64 = 1;
+
+impl TuningProfile {
+    /// The profile as pretty-printed JSON.
+    pub fn to_json(&self) -> String {
+        let cpu = self.cpu_tuning.map(|t| {
+            json!({
+                "isa": t.isa.map(Isa::name),
+                "i_block": t.i_block,
+                "j_tile": t.j_tile,
+            })
+        });
+        let value = json!({
+            "nbody_tuning_profile": VERSION,
+            "backend": self.backend,
+            "device": self.device,
+            "n": self.n,
+            "kernel": self.kernel.name(),
+            "block": self.kernel.block(),
+            "cpu_tuning": cpu,
+            "pips": self.pips,
+        });
+        let mut text = serde_json::to_string_pretty(&value).expect("a JSON value serialises");
+        text.push('\n');
+        text
+    }
+
+    /// Parses [`to_json`](Self::to_json)'s output; the error names the bad field.
+    pub fn from_json(text: &str) -> std::result::Result<TuningProfile, String> {
+        let v: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+        match v.get("nbody_tuning_profile").and_then(Value::as_u64) {
+            Some(VERSION) => {}
+            Some(other) => return Err(format!("version {other}, this build reads {VERSION}")),
+            None => return Err("no \"nbody_tuning_profile\" version field".into()),
+        }
+        let string = |key: &str| -> std::result::Result<String, String> {
+            v.get(key)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| format!("\"{key}\" missing or not a string"))
+        };
+        let count = |obj: &Value, key: &str| -> std::result::Result<usize, String> {
+            obj.get(key)
+                .and_then(Value::as_u64)
+                .and_then(|x| usize::try_from(x).ok())
+                .ok_or_else(|| format!("\"{key}\" missing or not a non-negative integer"))
+        };
+        let backend = string("backend")?;
+        if !["cpu", "emulator", "cuda"].contains(&backend.as_str()) {
+            return Err(format!(
+                "backend {backend:?} is not \"cpu\", \"emulator\" or \"cuda\""
+            ));
+        }
+        let block =
+            u32::try_from(count(&v, "block")?).map_err(|_| "\"block\" out of range".to_string())?;
+        let name = string("kernel")?;
+        let kernel = Kernel::from_name(&name, block)
+            .ok_or_else(|| format!("kernel {name:?} is not simt, tiled or triangle"))?;
+        kernel.validate().map_err(|e| e.to_string())?;
+        let cpu_tuning = match v.get("cpu_tuning") {
+            None | Some(Value::Null) => None,
+            Some(t) => {
+                let isa = match t.get("isa") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::String(s)) => Some(
+                        Isa::from_name(s)
+                            .ok_or_else(|| format!("cpu_tuning.isa {s:?} is not known"))?,
+                    ),
+                    Some(other) => return Err(format!("cpu_tuning.isa {other} is not a string")),
+                };
+                let (i_block, j_tile) = (count(t, "i_block")?, count(t, "j_tile")?);
+                if i_block == 0 || j_tile == 0 {
+                    return Err(format!(
+                        "cpu_tuning i_block = {i_block}, j_tile = {j_tile}: both must be at least 1"
+                    ));
+                }
+                Some(CpuTuning {
+                    isa,
+                    i_block,
+                    j_tile,
+                })
+            }
+        };
+        let pips = v
+            .get("pips")
+            .and_then(Value::as_f64)
+            .filter(|p| p.is_finite() && *p >= 0.0)
+            .ok_or("\"pips\" missing or not a finite number >= 0")?;
+        Ok(TuningProfile {
+            backend,
+            device: string("device")?,
+            n: count(&v, "n")?,
+            kernel,
+            cpu_tuning,
+            pips,
+        })
+    }
+
+    /// Writes the profile atomically (temporary file and rename).
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
+        crate::snapshot::write_atomically(path.as_ref(), self.to_json().as_bytes())
+    }
+
+    /// Reads a profile; a malformed one is [`Error::InvalidFile`] naming the field.
+    pub fn load(path: impl AsRef<Path>) -> Result<TuningProfile> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        TuningProfile::from_json(&text).map_err(|reason| Error::InvalidFile {
+            path: path.to_path_buf(),
+            format: FORMAT,
+            reason,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn profile() -> TuningProfile {
+        TuningProfile {
+            backend: "cpu".into(),
+            device: "cpu (avx2+fma, 2 threads)".into(),
+            n: 16384,
+            kernel: Kernel::Tiled { block: 128 },
+            cpu_tuning: Some(CpuTuning {
+                isa: Some(Isa::Scalar),
+                i_block: 512,
+                j_tile: 4096,
+            }),
+            pips: 5.5e9,
+        }
+    }
+
+    #[test]
+    fn round_trips_through_json_and_a_file() {
+        let p = profile();
+        assert_eq!(TuningProfile::from_json(&p.to_json()).unwrap(), p);
+        let gpu = TuningProfile {
+            backend: "cuda".into(),
+            cpu_tuning: None,
+            ..p.clone()
+        };
+        assert_eq!(TuningProfile::from_json(&gpu.to_json()).unwrap(), gpu);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("best.json");
+        p.save(&path).unwrap();
+        assert_eq!(TuningProfile::load(&path).unwrap(), p);
+    }
+
+    #[test]
+    fn bad_fields_are_named() {
+        let good = profile().to_json();
+        for (from, to, says) in [
+            ("\"tiled\"", "\"warp\"", "warp"),
+            ("\"block\": 128", "\"block\": 100", "100"),
+            ("\"i_block\": 512", "\"i_block\": 0", "i_block = 0"),
+            ("\"avx2\"", "\"neon9\"", "neon9"),
+            ("\"scalar\"", "\"neon9\"", "neon9"),
+            ("\"cpu\"", "\"tpu\"", "tpu"),
+            (
+                "\"nbody_tuning_profile\": 1",
+                "\"nbody_tuning_profile\": 7",
+                "version 7",
+            ),
+            ("\"pips\": 5500000000.0", "\"pips\": -1.0", "pips"),
+        ] {
+            if !good.contains(from) {
+                continue;
+            }
+            let bad = good.replace(from, to);
+            let err = TuningProfile::from_json(&bad).unwrap_err();
+            assert!(err.contains(says), "{from} -> {to}: {err}");
+        }
+        assert!(
+            TuningProfile::from_json("{")
+                .unwrap_err()
+                .contains("not JSON")
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.json");
+        std::fs::write(&path, good.replace("\"tiled\"", "\"warp\"")).unwrap();
+        let err = TuningProfile::load(&path).unwrap_err();
+        assert!(matches!(err, Error::InvalidFile { .. }), "{err}");
+        assert!(err.to_string().contains("warp"), "{err}");
+    }
+}
