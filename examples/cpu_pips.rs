@@ -45,6 +45,81 @@ struct Cli {
     /// Seed of the initial conditions
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// Also measure this machine's peak vector-FMA rate and report each run as a fraction of it
+    #[arg(long)]
+    peak: bool,
+}
+
+/// Vector operations ("slots") per interaction of the CPU loops: all-pairs
+/// 3 sub + 3 FMA (r^2) + rsqrt + 3 (Newton step) + 3 mul (m / r^3) + 3 FMA
+/// = 16, of which 13 (FMA, mul, rsqrt) issue on the two FMA pipes of current
+/// x86 cores and 3 subs on the adders; Newton's third law (per pair, two
+/// interactions): 3 sub + 3 FMA + rsqrt + 3 + 4 mul + 6 FMA, 17 on the FMA
+/// pipes. `fma_pipe_ops(kernel)` is those FMA-pipe operations per interaction.
+fn fma_pipe_ops(kernel: &str) -> f64 {
+    if kernel == "triangle" {
+        17.0 / 2.0
+    } else {
+        13.0
+    }
+}
+
+/// Peak vector-FMA instructions per second of all cores: every rayon thread
+/// runs 12 independent FMA chains (enough to cover the 4-cycle latency on two
+/// pipes) for ~0.3 s. Returns (FMA/s, lanes per FMA).
+fn fma_peak() -> (f64, usize) {
+    use rayon::prelude::*;
+    const ITERS: u64 = 50_000_000;
+    let threads = rayon::current_num_threads();
+    let start = Instant::now();
+    let lanes: Vec<usize> = (0..threads)
+        .into_par_iter()
+        .map(|_| fma_chains(ITERS))
+        .collect();
+    let seconds = start.elapsed().as_secs_f64();
+    ((threads as u64 * ITERS * 12) as f64 / seconds, lanes[0])
+}
+
+#[cfg(target_arch = "x86_64")]
+fn fma_chains(iters: u64) -> usize {
+    if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU has AVX2 and FMA (checked above).
+        unsafe { fma_chains_avx2(iters) };
+        8
+    } else {
+        fma_chains_scalar(iters);
+        1
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn fma_chains(iters: u64) -> usize {
+    fma_chains_scalar(iters);
+    1
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn fma_chains_avx2(iters: u64) {
+    use std::arch::x86_64::*;
+    let mut acc = [_mm256_set1_ps(1.0); 12];
+    let (a, b) = (_mm256_set1_ps(0.999_999), _mm256_set1_ps(1e-7));
+    for _ in 0..std::hint::black_box(iters) {
+        for x in &mut acc {
+            *x = _mm256_fmadd_ps(*x, a, b);
+        }
+    }
+    std::hint::black_box(acc);
+}
+
+fn fma_chains_scalar(iters: u64) {
+    let mut acc = [1.0f32; 12];
+    for _ in 0..std::hint::black_box(iters) {
+        for x in &mut acc {
+            *x = x.mul_add(0.999_999, 1e-7);
+        }
+    }
+    std::hint::black_box(acc);
 }
 
 fn main() -> Result<()> {
@@ -66,6 +141,14 @@ fn main() -> Result<()> {
             None => bail!("unknown kernel {name:?}: simt, tiled or triangle"),
         },
     };
+    let peak = cli.peak.then(|| {
+        let (fma, lanes) = fma_peak();
+        println!(
+            "peak: {fma:.3e} vector FMA/s ({lanes} lanes each) on {} threads",
+            rayon_threads()
+        );
+        (fma, lanes)
+    });
     let defaults = CpuTuning::default();
     let bodies = ic::uniform_cube(cli.n, cli.seed);
     println!(
@@ -99,21 +182,30 @@ fn main() -> Result<()> {
                 seconds = seconds.min(start.elapsed().as_secs_f64());
             }
             let pips = (cli.n as f64).powi(2) * cli.steps as f64 / seconds;
+            // Fraction of the FMA pipes' peak: interactions/s x FMA-pipe ops
+            // per interaction / (vector FMA/s x lanes).
+            let of_peak = peak.map(|(fma, lanes)| {
+                let lanes = lanes.min(isa.lanes()) as f64;
+                pips * fma_pipe_ops(kernel.name()) / (fma * lanes)
+            });
+            let peak_text =
+                of_peak.map_or(String::new(), |f| format!(" of_peak={:.0}%", 100.0 * f));
             println!(
-                "isa={} kernel={} n={} steps={} seconds={seconds:.4} pips={pips:.3e}",
+                "isa={} kernel={} n={} steps={} seconds={seconds:.4} pips={pips:.3e}{peak_text}",
                 isa,
                 kernel.name(),
                 cli.n,
                 cli.steps
             );
-            rows.push((isa, kernel.name(), pips));
+            rows.push((isa, kernel.name(), pips, of_peak));
         }
     }
     println!();
-    println!("| isa | kernel | PIPS |");
-    println!("| --- | --- | --- |");
-    for (isa, kernel, pips) in rows {
-        println!("| {isa} | {kernel} | {pips:.3e} |");
+    println!("| isa | kernel | PIPS | of FMA peak |");
+    println!("| --- | --- | --- | --- |");
+    for (isa, kernel, pips, of_peak) in rows {
+        let f = of_peak.map_or("-".to_string(), |f| format!("{:.0}%", 100.0 * f));
+        println!("| {isa} | {kernel} | {pips:.3e} | {f} |");
     }
     Ok(())
 }
