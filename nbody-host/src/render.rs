@@ -714,6 +714,48 @@ impl Recorder {
     }
 }
 
+/// The size limits shared by the plots.
+fn check_plot_size(width: u32, height: u32) -> Result<()> {
+    if !(200..=MAX_SIDE).contains(&width) || !(150..=MAX_SIDE).contains(&height) {
+        return Err(invalid(
+            "plot size",
+            format!("{width}x{height}"),
+            "must be at least 200x150 and at most 8192 pixels a side",
+        ));
+    }
+    Ok(())
+}
+
+/// Runs `draw` on a white `width` x `height` canvas with the embedded font
+/// registered, then writes the PNG atomically; a drawing error becomes
+/// [`Error::Io`] naming `path`.
+fn draw_png(
+    path: &Path,
+    (width, height): (u32, u32),
+    draw: impl FnOnce(
+        &plotters::drawing::DrawingArea<
+            plotters::prelude::BitMapBackend<'_>,
+            plotters::coord::Shift,
+        >,
+    ) -> std::result::Result<(), String>,
+) -> Result<()> {
+    use plotters::prelude::*;
+
+    register_font();
+    let plot_error = |e: String| Error::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::other(format!("drawing the plot: {e}")),
+    };
+    let mut rgb = vec![0u8; width as usize * height as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, (width, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| plot_error(e.to_string()))?;
+        draw(&root).map_err(plot_error)?;
+        root.present().map_err(|e| plot_error(e.to_string()))?;
+    }
+    Image { width, height, rgb }.save_png(path)
+}
+
 /// One line of an [`energy_plot`]: a label and `(time, relative error)` points.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EnergySeries {
@@ -758,13 +800,7 @@ pub fn energy_plot(
     use plotters::prelude::*;
 
     let path = path.as_ref();
-    if !(200..=MAX_SIDE).contains(&width) || !(150..=MAX_SIDE).contains(&height) {
-        return Err(invalid(
-            "plot size",
-            format!("{width}x{height}"),
-            "must be at least 200x150 and at most 8192 pixels a side",
-        ));
-    }
+    check_plot_size(width, height)?;
     if series.is_empty() {
         return Err(invalid("series", 0, "a plot needs at least one series"));
     }
@@ -810,22 +846,14 @@ pub fn energy_plot(
         10f64.powf(hi.log10().ceil().max(lo.log10().floor() + 1.0)),
     );
 
-    register_font();
-    let plot_error = |e: &dyn std::fmt::Display| Error::Io {
-        path: path.to_path_buf(),
-        source: std::io::Error::other(format!("drawing the plot: {e}")),
-    };
-    let mut rgb = vec![0u8; width as usize * height as usize * 3];
-    {
-        let root = BitMapBackend::with_buffer(&mut rgb, (width, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| plot_error(&e))?;
-        let mut chart = ChartBuilder::on(&root)
+    draw_png(path, (width, height), |root| {
+        let mut chart = ChartBuilder::on(root)
             .caption(title, ("sans-serif", 22))
             .margin(14)
             .x_label_area_size(48)
             .y_label_area_size(78)
             .build_cartesian_2d(t0..t1, (lo..hi).log_scale())
-            .map_err(|e| plot_error(&e))?;
+            .map_err(|e| e.to_string())?;
         chart
             .configure_mesh()
             .x_desc("time (N-body units)")
@@ -839,13 +867,13 @@ pub fn energy_plot(
             .label_style(("sans-serif", 15))
             .axis_desc_style(("sans-serif", 18))
             .draw()
-            .map_err(|e| plot_error(&e))?;
+            .map_err(|e| e.to_string())?;
         for (k, s) in series.iter().enumerate() {
             let (r, g, b) = SERIES_COLOURS[k % SERIES_COLOURS.len()];
             let style = RGBColor(r, g, b).stroke_width(2);
             chart
                 .draw_series(LineSeries::new(shown(s), style))
-                .map_err(|e| plot_error(&e))?
+                .map_err(|e| e.to_string())?
                 .label(s.label.as_str())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], style));
         }
@@ -856,10 +884,9 @@ pub fn energy_plot(
             .border_style(BLACK)
             .position(SeriesLabelPosition::LowerRight)
             .draw()
-            .map_err(|e| plot_error(&e))?;
-        root.present().map_err(|e| plot_error(&e))?;
-    }
-    Image { width, height, rgb }.save_png(path)
+            .map_err(|e| e.to_string())?;
+        Ok(())
+    })
 }
 
 /// One bar of a [`bar_chart`].
@@ -886,13 +913,7 @@ pub fn bar_chart(
     use plotters::prelude::*;
 
     let path = path.as_ref();
-    if !(200..=MAX_SIDE).contains(&width) || !(150..=MAX_SIDE).contains(&height) {
-        return Err(invalid(
-            "plot size",
-            format!("{width}x{height}"),
-            "must be at least 200x150 and at most 8192 pixels a side",
-        ));
-    }
+    check_plot_size(width, height)?;
     if bars.is_empty() {
         return Err(invalid("bars", 0, "a bar chart needs at least one bar"));
     }
@@ -913,22 +934,14 @@ pub fn bar_chart(
     // Room for the longest label at about 7.5 pixels a character.
     let label_width = 16 + 15 * bars.iter().map(|b| b.label.len()).max().unwrap_or(0) as u32 / 2;
 
-    register_font();
-    let plot_error = |e: &dyn std::fmt::Display| Error::Io {
-        path: path.to_path_buf(),
-        source: std::io::Error::other(format!("drawing the chart: {e}")),
-    };
-    let mut rgb = vec![0u8; width as usize * height as usize * 3];
-    {
-        let root = BitMapBackend::with_buffer(&mut rgb, (width, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| plot_error(&e))?;
-        let mut chart = ChartBuilder::on(&root)
+    draw_png(path, (width, height), |root| {
+        let mut chart = ChartBuilder::on(root)
             .caption(title, ("sans-serif", 22))
             .margin(14)
             .x_label_area_size(48)
             .y_label_area_size(label_width)
             .build_cartesian_2d(0f64..top, (0..n).into_segmented())
-            .map_err(|e| plot_error(&e))?;
+            .map_err(|e| e.to_string())?;
         chart
             .configure_mesh()
             .disable_y_mesh()
@@ -943,7 +956,7 @@ pub fn bar_chart(
             .label_style(("sans-serif", 14))
             .axis_desc_style(("sans-serif", 17))
             .draw()
-            .map_err(|e| plot_error(&e))?;
+            .map_err(|e| e.to_string())?;
         let (r, g, b) = SERIES_COLOURS[0];
         let (hr, hg, hb) = SERIES_COLOURS[1];
         chart
@@ -964,8 +977,7 @@ pub fn bar_chart(
                 rect.set_margin(3, 3, 0, 0);
                 rect
             }))
-            .map_err(|e| plot_error(&e))?;
-        root.present().map_err(|e| plot_error(&e))?;
-    }
-    Image { width, height, rgb }.save_png(path)
+            .map_err(|e| e.to_string())?;
+        Ok(())
+    })
 }
