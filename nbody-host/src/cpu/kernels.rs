@@ -396,18 +396,18 @@ impl std::fmt::Debug for KernelSet {
     }
 }
 
-/// One instruction set's entry points: `$feat` enabled, vector type `$v`,
-/// `$ib` i-vectors per group in the all-pairs loop, `$tb` in the triangle tile.
-#[cfg(target_arch = "x86_64")]
+/// One instruction set's entry points: vector type `$v`, `$ib` i-vectors per
+/// group in the all-pairs loop, `$tb` in the triangle tile, and the target
+/// features `$feat` enabled (none for the scalar fallback).
 macro_rules! isa_entry_points {
-    ($name:ident, $feat:literal, $v:ty, $ib:literal, $tb:literal) => {
+    ($name:ident, $v:ty, $ib:literal, $tb:literal $(, $feat:literal)?) => {
         mod $name {
             use super::*;
 
             pub(super) const ALL_PAIRS_IB: usize = $ib;
             pub(super) const TRI_IB: usize = $tb;
 
-            #[target_feature(enable = $feat)]
+            $(#[target_feature(enable = $feat)])?
             pub(super) unsafe fn all_pairs<const GUARD: bool>(
                 soa: &Soa,
                 js: Range<usize>,
@@ -419,7 +419,7 @@ macro_rules! isa_entry_points {
                 one_sided::<$v, $ib, GUARD>(soa, js, i0, acc, eps2, j_tile)
             }
 
-            #[target_feature(enable = $feat)]
+            $(#[target_feature(enable = $feat)])?
             pub(super) unsafe fn tri_pair<const GUARD: bool>(
                 soa: &Soa,
                 i0: usize,
@@ -435,39 +435,11 @@ macro_rules! isa_entry_points {
 }
 
 #[cfg(target_arch = "x86_64")]
-isa_entry_points!(avx512, "avx512f", super::super::simd::F32x16, 2, 1);
+isa_entry_points!(avx512, super::super::simd::F32x16, 2, 1, "avx512f");
 #[cfg(target_arch = "x86_64")]
-isa_entry_points!(avx2, "avx2,fma", super::super::simd::F32x8, 2, 1);
-
-/// The scalar fallback: `f32` lanes, no target features.
-mod scalar {
-    use super::*;
-
-    pub(super) const ALL_PAIRS_IB: usize = 1;
-    pub(super) const TRI_IB: usize = 1;
-
-    pub(super) unsafe fn all_pairs<const GUARD: bool>(
-        soa: &Soa,
-        js: Range<usize>,
-        i0: usize,
-        acc: &mut AccBlock<'_>,
-        eps2: f32,
-        j_tile: usize,
-    ) {
-        one_sided::<f32, 1, GUARD>(soa, js, i0, acc, eps2, j_tile)
-    }
-
-    pub(super) unsafe fn tri_pair<const GUARD: bool>(
-        soa: &Soa,
-        i0: usize,
-        acc_i: &mut AccBlock<'_>,
-        j0: usize,
-        acc_j: &mut AccBlock<'_>,
-        eps2: f32,
-    ) {
-        pair_tile::<f32, 1, GUARD>(soa, i0, acc_i, j0, acc_j, eps2)
-    }
-}
+isa_entry_points!(avx2, super::super::simd::F32x8, 2, 1, "avx2,fma");
+// The scalar fallback: `f32` lanes, no target features.
+isa_entry_points!(scalar, f32, 1, 1);
 
 macro_rules! kernel_set {
     ($m:ident, $lanes:expr, $guard:expr) => {
