@@ -237,6 +237,36 @@ pub fn pair_interaction<R: Real>(
     )
 }
 
+/// [`pair_interaction`] with [`interaction`]'s guard on both factors (without
+/// `s`): coincident bodies, and a massless padding body, contribute exactly 0
+/// to both sides at any `eps2`, `0` included. Equal to [`pair_interaction`]
+/// wherever that one is finite. For host code that may pair coincident
+/// bodies (the CPU backend at `eps = 0`).
+#[inline(always)]
+pub fn pair_interaction_guarded<R: Real>(
+    acc_i: Vec3<R>,
+    acc_j: Vec3<R>,
+    pi: &PointMass<R>,
+    pj: &PointMass<R>,
+    eps2: R,
+) -> (Vec3<R>, Vec3<R>) {
+    let (r, inv3) = separation(pi, pj, eps2);
+    let fi = (pj.m * inv3).min_finite();
+    let nfj = -(pi.m * inv3).min_finite();
+    (
+        Vec3 {
+            x: r.x.mul_add(fi, acc_i.x),
+            y: r.y.mul_add(fi, acc_i.y),
+            z: r.z.mul_add(fi, acc_i.z),
+        },
+        Vec3 {
+            x: r.x.mul_add(nfj, acc_j.x),
+            y: r.y.mul_add(nfj, acc_j.y),
+            z: r.z.mul_add(nfj, acc_j.z),
+        },
+    )
+}
+
 /// `m_j / sqrt(|r_ij|^2 + eps^2)`: body j's share of body i's softened
 /// potential (without `-G m_i`). The caller excludes the self-pair.
 #[inline(always)]
@@ -252,6 +282,20 @@ mod tests {
 
     fn pm(x: f32, y: f32, z: f32, m: f32) -> PointMass<f32> {
         PointMass { x, y, z, m }
+    }
+
+    #[test]
+    fn guarded_pair_is_zero_for_coincident_bodies_and_equal_otherwise() {
+        let p = pm(1.0, 2.0, 3.0, 4.0);
+        let (a, b) = pair_interaction_guarded(Vec3::zero(), Vec3::zero(), &p, &p, 0.0);
+        assert_eq!([a.x, a.y, a.z, b.x, b.y, b.z], [0.0; 6]);
+        let q = pm(-1.0, 0.5, 2.0, 0.25);
+        let (a, b) = pair_interaction_guarded(Vec3::zero(), Vec3::zero(), &p, &q, 0.01);
+        let (c, d, _) = pair_interaction(Vec3::zero(), Vec3::zero(), &p, &q, 0.01);
+        assert_eq!(
+            [a.x, a.y, a.z, b.x, b.y, b.z],
+            [c.x, c.y, c.z, d.x, d.y, d.z]
+        );
     }
 
     #[test]

@@ -16,7 +16,7 @@
 //!
 //! # Newton's third law ([`KernelSet::tri_pair`], [`KernelSet::tri_diag`])
 //! On a tile of blocks `(I, J)`, `I != J`, every pair is computed once with
-//! [`pair_interaction`]: `a_i += m_j s r` into registers, `a_j -= m_i s r`
+//! [`pair_interaction`](gpu_kernels::interaction::pair_interaction): `a_i += m_j s r` into registers, `a_j -= m_i s r`
 //! into a reaction vector. To keep the reactions in lanes too (no horizontal
 //! sums), a j-vector is used in its `LANES` rotations: at step `s` lane `t`
 //! pairs i-body `t` with j-body `(t + s) mod LANES`; the reactions of
@@ -30,7 +30,7 @@
 use std::ops::Range;
 
 use gpu_kernels::Vec4;
-use gpu_kernels::interaction::{PointMass, Real, Vec3, interaction, pair_interaction};
+use gpu_kernels::interaction::{PointMass, Vec3, interaction, pair_interaction_guarded};
 
 use super::Isa;
 use super::simd::Simd;
@@ -132,10 +132,10 @@ impl AccBlock<'_> {
 /// m_j r / (r^2 + eps^2)^(3/2)`, `r = x_j - x_i`, with `m8j = m_j / 8`.
 ///
 /// The reciprocal square root is the hardware estimate `y0` with one
-/// Newton–Raphson step, `y = y0 (3 - d2 y0^2) / 2`, as in [`Real::rsqrt`]; here
+/// Newton–Raphson step, `y = y0 (3 - d2 y0^2) / 2`, as in [`Real::rsqrt`](gpu_kernels::interaction::Real::rsqrt); here
 /// the `1/2`, cubed, is folded into the mass (`m_j y^3 = (m_j / 8) (y0 e)^3`,
 /// `e = 3 - d2 y0^2`), which saves two multiplications and two constant
-/// registers per interaction, and the `max` fix-up of [`Real::rsqrt`] is not
+/// registers per interaction, and the `max` fix-up of [`Real::rsqrt`](gpu_kernels::interaction::Real::rsqrt) is not
 /// needed because `d2 >= eps^2` is a positive normal number on this path
 /// (see [`KernelSet::new`]). Same operations as the GPU kernels up to the
 /// rounding of the refined estimate; `tests/cpu_simd.rs` bounds the error
@@ -160,7 +160,7 @@ pub(crate) fn pull_fast<V: Simd>(
     }
 }
 
-/// [`pair_interaction`] rearranged as [`pull_fast`]: masses of both bodies
+/// [`pair_interaction`](gpu_kernels::interaction::pair_interaction) rearranged as [`pull_fast`]: masses of both bodies
 /// divided by 8, `a_i += m_j s r`, `a_j -= m_i s r`.
 #[inline(always)]
 fn pair_fast<V: Simd>(
@@ -256,45 +256,6 @@ fn one_sided<V: Simd, const IB: usize, const GUARD: bool>(
     }
 }
 
-/// [`pair_interaction`], or with `GUARD` its guarded form: each factor
-/// clamped by `min_finite` as in [`interaction`], so coincident bodies (and
-/// a massless padding body) contribute exactly 0 at `eps = 0`.
-#[inline(always)]
-fn pair<R: Real, const GUARD: bool>(
-    acc_i: Vec3<R>,
-    acc_j: Vec3<R>,
-    pi: &PointMass<R>,
-    pj: &PointMass<R>,
-    eps2: R,
-) -> (Vec3<R>, Vec3<R>) {
-    if !GUARD {
-        let (a, b, _) = pair_interaction(acc_i, acc_j, pi, pj, eps2);
-        return (a, b);
-    }
-    let r = Vec3 {
-        x: pj.x - pi.x,
-        y: pj.y - pi.y,
-        z: pj.z - pi.z,
-    };
-    let d2 = r.z.mul_add(r.z, r.y.mul_add(r.y, r.x.mul_add(r.x, eps2)));
-    let inv = d2.rsqrt();
-    let inv3 = inv * inv * inv;
-    let fi = (pj.m * inv3).min_finite();
-    let nfj = -(pi.m * inv3).min_finite();
-    (
-        Vec3 {
-            x: r.x.mul_add(fi, acc_i.x),
-            y: r.y.mul_add(fi, acc_i.y),
-            z: r.z.mul_add(fi, acc_i.z),
-        },
-        Vec3 {
-            x: r.x.mul_add(nfj, acc_j.x),
-            y: r.y.mul_add(nfj, acc_j.y),
-            z: r.z.mul_add(nfj, acc_j.z),
-        },
-    )
-}
-
 /// Every pair between block `I` (bodies `i0..`, accelerations `acc_i`) and
 /// block `J` (bodies `j0..`, `acc_j`), once each; both lengths multiples of
 /// `IB * LANES`.
@@ -344,7 +305,7 @@ fn pair_tile<V: Simd, const IB: usize, const GUARD: bool>(
                 let mut r = react[s];
                 for b in 0..IB {
                     (a[b], r) = if GUARD {
-                        pair::<V, true>(a[b], r, &pi[b], &rot[s], eps2)
+                        pair_interaction_guarded(a[b], r, &pi[b], &rot[s], eps2)
                     } else {
                         pair_fast(a[b], r, &pi[b], &rot[s], eps2, three)
                     };
