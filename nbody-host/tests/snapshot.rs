@@ -11,31 +11,27 @@ use nbody_host::{
 /// runs the GPU kernel bodies through the same launch plans as CUDA.
 const BACKENDS: &[Backend] = &[Backend::Cpu, Backend::Emulator];
 
-/// Largest `|a - b| / (|b| + 1)` over every position, velocity and mass component.
-fn max_relative_difference(a: &Bodies, b: &Bodies) -> f64 {
-    let words = |x: &Bodies| -> Vec<f32> {
-        x.positions
-            .iter()
-            .chain(&x.velocities)
-            .flat_map(|v| v.to_array())
-            .chain(x.masses.iter().copied())
-            .collect()
-    };
-    words(a)
-        .iter()
-        .zip(words(b))
-        .map(|(&x, y)| (f64::from(x) - f64::from(y)).abs() / (f64::from(y).abs() + 1.0))
-        .fold(0.0, f64::max)
-}
-
-fn bits(b: &Bodies) -> Vec<u32> {
+/// Every position, velocity and mass component, in that order.
+fn components(b: &Bodies) -> Vec<f32> {
     b.positions
         .iter()
         .chain(&b.velocities)
         .flat_map(|v| v.to_array())
         .chain(b.masses.iter().copied())
-        .map(f32::to_bits)
         .collect()
+}
+
+/// Largest `|a - b| / (|b| + 1)` over every component.
+fn max_relative_difference(a: &Bodies, b: &Bodies) -> f64 {
+    components(a)
+        .iter()
+        .zip(components(b))
+        .map(|(&x, y)| (f64::from(x) - f64::from(y)).abs() / (f64::from(y).abs() + 1.0))
+        .fold(0.0, f64::max)
+}
+
+fn bits(b: &Bodies) -> Vec<u32> {
+    components(b).into_iter().map(f32::to_bits).collect()
 }
 
 fn two_bodies() -> Bodies {
