@@ -249,25 +249,29 @@ fn all_pairs_results_do_not_depend_on_the_blocking() {
                 "{isa} i_block {i_block} j_tile {j_tile}"
             );
         }
-        // The triangle schedule with tiny and huge tiles: still accurate.
-        let want = {
-            let sys = System64::from_bodies(&b);
-            oracle::accelerations(&sys.pos, &sys.mass, 1.0, 0.0)
-        };
-        for i_block in [1, 48, 1 << 20] {
-            let t = CpuTuning {
-                isa: Some(isa),
-                i_block,
-                j_tile: 1,
+        // The triangle schedule with tiny and huge tiles (odd and even
+        // block counts, several j-chunks per tile), guarded (eps = 0) and
+        // unguarded: still accurate.
+        for eps in [0.0, 0.1] {
+            let want = {
+                let sys = System64::from_bodies(&b);
+                oracle::accelerations(&sys.pos, &sys.mass, 1.0, eps as f32 as f64)
             };
-            let acc = sim(&b, Kernel::Triangle { block: 64 }, 0.0, t)
-                .accelerations()
-                .unwrap();
-            let err = max_relative_error(&acc, &want);
-            assert!(
-                err <= TOLERANCE,
-                "{isa} triangle i_block {i_block}: {err:.3e}"
-            );
+            for i_block in [1, 48, 160, 1 << 20] {
+                let t = CpuTuning {
+                    isa: Some(isa),
+                    i_block,
+                    j_tile: 1,
+                };
+                let acc = sim(&b, Kernel::Triangle { block: 64 }, eps, t)
+                    .accelerations()
+                    .unwrap();
+                let err = max_relative_error(&acc, &want);
+                assert!(
+                    err <= TOLERANCE,
+                    "{isa} triangle i_block {i_block} eps {eps}: {err:.3e}"
+                );
+            }
         }
     }
 }

@@ -15,14 +15,17 @@
 //! The sum for body `i` runs over `j = 0..N` in order: deterministic.
 //!
 //! # Newton's third law ([`KernelSet::tri_pair`], [`KernelSet::tri_diag`])
-//! On a tile of blocks `(I, J)`, `I != J`, every pair is computed once with
-//! [`pair_interaction`](gpu_kernels::interaction::pair_interaction): `a_i += m_j s r` into registers, `a_j -= m_i s r`
-//! into a reaction vector. To keep the reactions in lanes too (no horizontal
-//! sums), a j-vector is used in its `LANES` rotations: at step `s` lane `t`
-//! pairs i-body `t` with j-body `(t + s) mod LANES`; the reactions of
-//! rotation `s` accumulate in their own vector (in L1) over the whole block
-//! `I`, and are rotated back and summed once per j-vector. Diagonal tiles
-//! `(I, I)` are done one-sided, all pairs (a fraction `B / N` of the work).
+//! On a tile of blocks `(I, J)`, `I != J`, every pair is computed once
+//! ([`pair_interaction`](gpu_kernels::interaction::pair_interaction)
+//! rearranged as [`pull_fast`]): `a_i += m_j s r` into registers, as in the
+//! all-pairs loop (i-bodies in lanes, `IB` vectors of them, each j-body
+//! broadcast), and `a_j -= m_i s r` into a reaction vector per j-body whose
+//! lanes are the different i-bodies. The reactions of a chunk of
+//! [`TRI_J_CHUNK`] j-bodies stay in L1 while every i-group of `I` sweeps the
+//! chunk, and are then summed across lanes once. The sweep is
+//! software-pipelined (see [`sweep_pairs`]). A diagonal tile `(I, I)` does
+//! the same with each i-group against the bodies after it, plus its own
+//! bodies one-sided.
 //! The caller runs tiles on a round-robin schedule in which no block occurs
 //! twice in a round (see `super::CpuEngine`), so each tile writes its two
 //! blocks' accelerations directly and the order of every sum is fixed.
@@ -34,9 +37,6 @@ use gpu_kernels::interaction::{PointMass, Vec3, interaction, pair_interaction_gu
 
 use super::Isa;
 use super::simd::Simd;
-
-/// Largest vector width.
-const MAX_LANES: usize = 16;
 
 /// Positions and masses as a structure of arrays, padded to whole vectors
 /// with massless bodies far from everything.
@@ -160,37 +160,6 @@ pub(crate) fn pull_fast<V: Simd>(
     }
 }
 
-/// [`pair_interaction`](gpu_kernels::interaction::pair_interaction) rearranged as [`pull_fast`]: masses of both bodies
-/// divided by 8, `a_i += m_j s r`, `a_j -= m_i s r`.
-#[inline(always)]
-fn pair_fast<V: Simd>(
-    acc_i: Vec3<V>,
-    acc_j: Vec3<V>,
-    pi: &PointMass<V>,
-    pj: &PointMass<V>,
-    eps2: V,
-    three: V,
-) -> (Vec3<V>, Vec3<V>) {
-    let (dx, dy, dz) = (pj.x - pi.x, pj.y - pi.y, pj.z - pi.z);
-    let d2 = dz.mul_add(dz, dy.mul_add(dy, dx.mul_add(dx, eps2)));
-    let y0 = d2.rsqrt_estimate();
-    let w = y0 * (d2 * y0).neg_mul_add(y0, three);
-    let w3 = w * (w * w);
-    let (fi, fj) = (pj.m * w3, pi.m * w3);
-    (
-        Vec3 {
-            x: dx.mul_add(fi, acc_i.x),
-            y: dy.mul_add(fi, acc_i.y),
-            z: dz.mul_add(fi, acc_i.z),
-        },
-        Vec3 {
-            x: dx.neg_mul_add(fj, acc_j.x),
-            y: dy.neg_mul_add(fj, acc_j.y),
-            z: dz.neg_mul_add(fj, acc_j.z),
-        },
-    )
-}
-
 /// Adds to `acc` (block starting at body `i0`, length a multiple of
 /// `IB * LANES`) the pull of bodies `js` of `soa`, in order, in tiles of `j_tile`.
 #[inline(always)]
@@ -256,9 +225,202 @@ fn one_sided<V: Simd, const IB: usize, const GUARD: bool>(
     }
 }
 
-/// Every pair between block `I` (bodies `i0..`, accelerations `acc_i`) and
-/// block `J` (bodies `j0..`, `acc_j`), once each; both lengths multiples of
-/// `IB * LANES`.
+/// j-bodies per chunk of a triangle tile: the chunk's reaction vectors
+/// (`3 x LANES` floats per body, 24 KiB at 16 lanes) stay in L1 while every
+/// i-group of the tile sweeps over it.
+const TRI_J_CHUNK: usize = 128;
+
+/// The separation of a pair and `w^3 = (y0 e)^3` (see [`pull_fast`]): the
+/// first half of a pair interaction, computed one body ahead of the second
+/// half ([`pair_back`]) in [`sweep_pairs`].
+#[derive(Clone, Copy)]
+struct PairFront<V> {
+    dx: V,
+    dy: V,
+    dz: V,
+    w3: V,
+}
+
+#[inline(always)]
+fn pair_front<V: Simd>(pi: &PointMass<V>, pj: &PointMass<V>, eps2: V, three: V) -> PairFront<V> {
+    let (dx, dy, dz) = (pj.x - pi.x, pj.y - pi.y, pj.z - pi.z);
+    let d2 = dz.mul_add(dz, dy.mul_add(dy, dx.mul_add(dx, eps2)));
+    let y0 = d2.rsqrt_estimate();
+    let w = y0 * (d2 * y0).neg_mul_add(y0, three);
+    PairFront {
+        dx,
+        dy,
+        dz,
+        w3: w * (w * w),
+    }
+}
+
+/// The second half of a pair interaction: `a_i += m_j w^3 r`,
+/// `a_j -= m_i w^3 r` (masses divided by 8, as in [`pull_fast`]).
+#[inline(always)]
+fn pair_back<V: Simd>(
+    acc_i: Vec3<V>,
+    acc_j: Vec3<V>,
+    f: &PairFront<V>,
+    mi: V,
+    mj: V,
+) -> (Vec3<V>, Vec3<V>) {
+    let (fi, fj) = (mj * f.w3, mi * f.w3);
+    (
+        Vec3 {
+            x: f.dx.mul_add(fi, acc_i.x),
+            y: f.dy.mul_add(fi, acc_i.y),
+            z: f.dz.mul_add(fi, acc_i.z),
+        },
+        Vec3 {
+            x: f.dx.neg_mul_add(fj, acc_j.x),
+            y: f.dy.neg_mul_add(fj, acc_j.y),
+            z: f.dz.neg_mul_add(fj, acc_j.z),
+        },
+    )
+}
+
+/// Positions and masses (or masses / 8) of a run of bodies, equal lengths.
+#[derive(Clone, Copy)]
+struct Bodies<'a> {
+    x: &'a [f32],
+    y: &'a [f32],
+    z: &'a [f32],
+    m: &'a [f32],
+}
+
+impl<'a> Bodies<'a> {
+    /// Bodies `j0..j0 + len` of `soa`, with masses `m`, or `m / 8` if `scaled`.
+    #[inline(always)]
+    fn of(soa: &'a Soa, j0: usize, len: usize, scaled: bool) -> Bodies<'a> {
+        let m = if scaled { &soa.m8 } else { &soa.m };
+        Bodies {
+            x: &soa.x[j0..j0 + len],
+            y: &soa.y[j0..j0 + len],
+            z: &soa.z[j0..j0 + len],
+            m: &m[j0..j0 + len],
+        }
+    }
+
+    /// Body `k` broadcast to every lane.
+    #[inline(always)]
+    fn broadcast<V: Simd>(&self, k: usize) -> PointMass<V> {
+        PointMass {
+            x: V::splat(self.x[k]),
+            y: V::splat(self.y[k]),
+            z: V::splat(self.z[k]),
+            m: V::splat(self.m[k]),
+        }
+    }
+}
+
+/// Every pair between the `IB` i-vectors `pi` (accelerations `a`, in
+/// registers) and the bodies `j0..j0 + react.len()` of `soa`, each broadcast
+/// to every lane: `a_i` gains the pull of `j`, and `react[k]` (for body
+/// `j0 + k`) the pull of the i-bodies on `j` with one i-body per lane, to be
+/// summed across lanes by the caller.
+///
+/// The unguarded form is software-pipelined: the separation and `w^3` of
+/// body `j + 1` are computed before the accumulation of body `j`, so the
+/// long dependency chain of one pair (subtract, `r^2`, estimate, Newton step,
+/// cube: about 35 cycles) overlaps the accumulation of the previous one and
+/// the out-of-order window need not hold several whole pairs.
+#[inline(always)]
+fn sweep_pairs<V: Simd, const IB: usize, const GUARD: bool>(
+    soa: &Soa,
+    j0: usize,
+    pi: &[PointMass<V>; IB],
+    a: &mut [Vec3<V>; IB],
+    react: &mut [Vec3<V>],
+    eps2: V,
+    three: V,
+) {
+    let len = react.len();
+    if len == 0 {
+        return;
+    }
+    let bodies = Bodies::of(soa, j0, len, !GUARD);
+    if GUARD {
+        for (k, r) in react.iter_mut().enumerate() {
+            let pj = bodies.broadcast::<V>(k);
+            for b in 0..IB {
+                (a[b], *r) = pair_interaction_guarded(a[b], *r, &pi[b], &pj, eps2);
+            }
+        }
+        return;
+    }
+    let zero = V::splat(0.0);
+    let mut pj = bodies.broadcast::<V>(0);
+    let mut front = [PairFront {
+        dx: zero,
+        dy: zero,
+        dz: zero,
+        w3: zero,
+    }; IB];
+    for b in 0..IB {
+        front[b] = pair_front(&pi[b], &pj, eps2, three);
+    }
+    let (last, before_last) = react.split_last_mut().expect("js is not empty");
+    for (k, r) in before_last.iter_mut().enumerate() {
+        let next_pj = bodies.broadcast::<V>(k + 1);
+        let mut next = front;
+        for b in 0..IB {
+            next[b] = pair_front(&pi[b], &next_pj, eps2, three);
+        }
+        for b in 0..IB {
+            (a[b], *r) = pair_back(a[b], *r, &front[b], pi[b].m, pj.m);
+        }
+        front = next;
+        pj = next_pj;
+    }
+    for b in 0..IB {
+        (a[b], *last) = pair_back(a[b], *last, &front[b], pi[b].m, pj.m);
+    }
+}
+
+/// Adds `react[k]`, summed across lanes and negated into place by the
+/// sweeps, to body `k` of `acc`.
+#[inline(always)]
+fn add_reactions<V: Simd>(acc: &mut AccBlock<'_>, at: usize, react: &[Vec3<V>]) {
+    for (k, r) in react.iter().enumerate() {
+        acc.x[at + k] += r.x.sum();
+        acc.y[at + k] += r.y.sum();
+        acc.z[at + k] += r.z.sum();
+    }
+}
+
+/// The i-group of `IB` vectors at body `i` of `soa` and their accelerations
+/// at `g` of `acc`.
+#[inline(always)]
+fn load_group<V: Simd, const IB: usize>(
+    soa: &Soa,
+    i: usize,
+    acc: &AccBlock<'_>,
+    g: usize,
+    scaled: bool,
+) -> ([PointMass<V>; IB], [Vec3<V>; IB]) {
+    let zero = V::splat(0.0);
+    // Plain loops, not `array::from_fn`: a closure would not inherit the
+    // caller's target features, and the loads would not inline.
+    let mut pi = [PointMass {
+        x: zero,
+        y: zero,
+        z: zero,
+        m: zero,
+    }; IB];
+    let mut a = [Vec3::<V>::zero(); IB];
+    for b in 0..IB {
+        pi[b] = soa.load(i + b * V::LANES, scaled);
+        a[b] = acc.load(g + b * V::LANES);
+    }
+    (pi, a)
+}
+
+/// Every pair between block `I` (bodies `i0..`, accelerations `acc_i`, a
+/// multiple of `IB * LANES` long) and block `J` (bodies `j0..`, `acc_j`),
+/// once each: i-bodies in lanes, `IB` vectors of them in registers, j-bodies
+/// broadcast, [`TRI_J_CHUNK`] at a time ([`sweep_pairs`]); the reactions on
+/// a chunk are summed across lanes once, after every i-group has swept it.
 #[inline(always)]
 fn pair_tile<V: Simd, const IB: usize, const GUARD: bool>(
     soa: &Soa,
@@ -268,65 +430,79 @@ fn pair_tile<V: Simd, const IB: usize, const GUARD: bool>(
     acc_j: &mut AccBlock<'_>,
     eps2: f32,
 ) {
-    let lanes = V::LANES;
-    let group = lanes * IB;
-    debug_assert!(lanes <= MAX_LANES);
+    let group = V::LANES * IB;
     debug_assert_eq!(acc_i.len() % group, 0);
-    debug_assert_eq!(acc_j.len() % lanes, 0);
-    let eps2 = V::splat(eps2);
-    let three = V::splat(3.0);
-    let zero = V::splat(0.0);
-    let mut rot = [PointMass {
-        x: zero,
-        y: zero,
-        z: zero,
-        m: zero,
-    }; MAX_LANES];
-    let mut react = [Vec3::<V>::zero(); MAX_LANES];
-    for jv in (0..acc_j.len()).step_by(lanes) {
-        let pj: PointMass<V> = soa.load(j0 + jv, !GUARD);
-        for s in 0..lanes {
-            rot[s] = PointMass {
-                x: pj.x.rotate(s),
-                y: pj.y.rotate(s),
-                z: pj.z.rotate(s),
-                m: pj.m.rotate(s),
-            };
-            react[s] = Vec3::zero();
-        }
+    let (eps2, three) = (V::splat(eps2), V::splat(3.0));
+    let mut react = [Vec3::<V>::zero(); TRI_J_CHUNK];
+    let mut c = 0;
+    while c < acc_j.len() {
+        let react = &mut react[..TRI_J_CHUNK.min(acc_j.len() - c)];
+        react.fill(Vec3::zero());
         for g in (0..acc_i.len()).step_by(group) {
-            let mut pi = [rot[0]; IB];
-            let mut a = [Vec3::<V>::zero(); IB];
-            for b in 0..IB {
-                pi[b] = soa.load(i0 + g + b * lanes, !GUARD);
-                a[b] = acc_i.load(g + b * lanes);
+            let (pi, mut a) = load_group::<V, IB>(soa, i0 + g, acc_i, g, !GUARD);
+            sweep_pairs::<V, IB, GUARD>(soa, j0 + c, &pi, &mut a, react, eps2, three);
+            for (b, &ab) in a.iter().enumerate() {
+                acc_i.store(g + b * V::LANES, ab);
             }
-            for s in 0..lanes {
-                let mut r = react[s];
+        }
+        add_reactions(acc_j, c, react);
+        c += react.len();
+    }
+}
+
+/// Every pair within the block of bodies `i0..` (accelerations `acc`, a
+/// multiple of `IB * LANES` long) once, against its first `nj` bodies (the
+/// rest are padding): each i-group takes the pairs with the bodies after it
+/// as in [`pair_tile`], and the pull of its own bodies one-sided.
+#[inline(always)]
+fn diag_tile<V: Simd, const IB: usize, const GUARD: bool>(
+    soa: &Soa,
+    i0: usize,
+    acc: &mut AccBlock<'_>,
+    nj: usize,
+    eps2: f32,
+) {
+    let group = V::LANES * IB;
+    debug_assert_eq!(acc.len() % group, 0);
+    let nj = nj.min(acc.len());
+    let (eps2, three) = (V::splat(eps2), V::splat(3.0));
+    let mut react = [Vec3::<V>::zero(); TRI_J_CHUNK];
+    let mut c = 0;
+    while c < nj {
+        let end = (c + TRI_J_CHUNK).min(nj);
+        let react = &mut react[..end - c];
+        react.fill(Vec3::zero());
+        let own = Bodies::of(soa, i0, end, !GUARD);
+        for g in (0..acc.len()).step_by(group).take_while(|&g| g < end) {
+            let (pi, mut a) = load_group::<V, IB>(soa, i0 + g, acc, g, !GUARD);
+            // The group's own bodies: one-sided.
+            for j in g.max(c)..(g + group).min(end) {
+                let pj = own.broadcast::<V>(j);
                 for b in 0..IB {
-                    (a[b], r) = if GUARD {
-                        pair_interaction_guarded(a[b], r, &pi[b], &rot[s], eps2)
+                    a[b] = if GUARD {
+                        interaction(a[b], &pi[b], &pj, eps2)
                     } else {
-                        pair_fast(a[b], r, &pi[b], &rot[s], eps2, three)
+                        pull_fast(a[b], &pi[b], &pj, eps2, three)
                     };
                 }
-                react[s] = r;
             }
+            // The bodies after the group: each pair once.
+            let after = (g + group).max(c).min(end);
+            sweep_pairs::<V, IB, GUARD>(
+                soa,
+                i0 + after,
+                &pi,
+                &mut a,
+                &mut react[after - c..],
+                eps2,
+                three,
+            );
             for (b, &ab) in a.iter().enumerate() {
-                acc_i.store(g + b * lanes, ab);
+                acc.store(g + b * V::LANES, ab);
             }
         }
-        // Lane t of react[s] is body (t + s) mod LANES: rotate back and sum.
-        let mut sum: Vec3<V> = acc_j.load(jv);
-        for (s, r) in react.iter().enumerate().take(lanes) {
-            let k = (lanes - s) % lanes;
-            sum = Vec3 {
-                x: sum.x + r.x.rotate(k),
-                y: sum.y + r.y.rotate(k),
-                z: sum.z + r.z.rotate(k),
-            };
-        }
-        acc_j.store(jv, sum);
+        add_reactions(acc, c, react);
+        c = end;
     }
 }
 
@@ -343,10 +519,12 @@ pub(crate) struct KernelSet {
     pub tri_group: usize,
     all_pairs: AllPairsFn,
     tri_pair: TriPairFn,
+    tri_diag: TriDiagFn,
 }
 
 type AllPairsFn = unsafe fn(&Soa, Range<usize>, usize, &mut AccBlock<'_>, f32, usize);
 type TriPairFn = unsafe fn(&Soa, usize, &mut AccBlock<'_>, usize, &mut AccBlock<'_>, f32);
+type TriDiagFn = unsafe fn(&Soa, usize, &mut AccBlock<'_>, usize, f32);
 
 impl std::fmt::Debug for KernelSet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -391,12 +569,23 @@ macro_rules! isa_entry_points {
             ) {
                 pair_tile::<$v, $tb, GUARD>(soa, i0, acc_i, j0, acc_j, eps2)
             }
+
+            $(#[target_feature(enable = $feat)])?
+            pub(super) unsafe fn tri_diag<const GUARD: bool>(
+                soa: &Soa,
+                i0: usize,
+                acc: &mut AccBlock<'_>,
+                nj: usize,
+                eps2: f32,
+            ) {
+                diag_tile::<$v, $tb, GUARD>(soa, i0, acc, nj, eps2)
+            }
         }
     };
 }
 
 #[cfg(target_arch = "x86_64")]
-isa_entry_points!(avx512, super::super::simd::F32x16, 2, 1, "avx512f");
+isa_entry_points!(avx512, super::super::simd::F32x16, 2, 2, "avx512f");
 #[cfg(target_arch = "x86_64")]
 isa_entry_points!(avx2, super::super::simd::F32x8, 2, 1, "avx2,fma");
 // The scalar fallback: `f32` lanes, no target features.
@@ -410,6 +599,7 @@ macro_rules! kernel_set {
                 tri_group: $lanes * $m::TRI_IB,
                 all_pairs: $m::all_pairs::<true>,
                 tri_pair: $m::tri_pair::<true>,
+                tri_diag: $m::tri_diag::<true>,
             }
         } else {
             KernelSet {
@@ -417,6 +607,7 @@ macro_rules! kernel_set {
                 tri_group: $lanes * $m::TRI_IB,
                 all_pairs: $m::all_pairs::<false>,
                 tri_pair: $m::tri_pair::<false>,
+                tri_diag: $m::tri_diag::<false>,
             }
         }
     };
@@ -476,5 +667,14 @@ impl KernelSet {
         assert!(acc_j.len().is_multiple_of(self.tri_group) && j0 + acc_j.len() <= soa.x.len());
         // SAFETY: `new` checked that the CPU has the instruction set.
         unsafe { (self.tri_pair)(soa, i0, acc_i, j0, acc_j, eps2) }
+    }
+
+    /// Every pair within the block at `i0` once, against its first `nj`
+    /// bodies (the others are padding). The block length is a multiple of
+    /// [`tri_group`](Self::tri_group).
+    pub fn tri_diag(&self, soa: &Soa, i0: usize, acc: &mut AccBlock<'_>, nj: usize, eps2: f32) {
+        assert!(acc.len().is_multiple_of(self.tri_group) && i0 + acc.len() <= soa.x.len());
+        // SAFETY: `new` checked that the CPU has the instruction set.
+        unsafe { (self.tri_diag)(soa, i0, acc, nj, eps2) }
     }
 }

@@ -140,7 +140,9 @@ pub struct CpuTuning {
     pub isa: Option<Isa>,
     /// Bodies per rayon task in the all-pairs loop, and the tile edge of the
     /// Newton's-third-law schedule (rounded up to whole register groups:
-    /// multiples of 64 bodies with AVX-512, 16 with AVX2). At least 1; default 256.
+    /// multiples of 32 bodies with AVX-512, 16 with AVX2). At least 1;
+    /// default 512 (a triangle tile then does 16 k pair-vectors between
+    /// barriers, and `N = 4096` makes 8 blocks: rounds of 4 equal tiles).
     pub i_block: usize,
     /// j-bodies per cache tile of the all-pairs loop (16 bytes each). At
     /// least 1; default 2048 (32 KiB, an L1 data cache).
@@ -151,7 +153,7 @@ impl Default for CpuTuning {
     fn default() -> Self {
         CpuTuning {
             isa: None,
-            i_block: 256,
+            i_block: 512,
             j_tile: 2048,
         }
     }
@@ -178,32 +180,46 @@ pub struct CpuEngine {
 
 /// A unit of work of one round of the Newton's-third-law schedule.
 enum TriTask<'a> {
-    /// The pairs within block `.0` (one-sided, all pairs).
+    /// The pairs within block `.0`.
     Diag(usize, AccBlock<'a>),
     /// The pairs between blocks `.0 < .2`, once each.
     Pair(usize, AccBlock<'a>, usize, AccBlock<'a>),
 }
 
-/// Round `r` of a round-robin tournament of `nb` blocks: pairs `(a, b)`,
-/// `a < b`, no block twice, and the block with a bye (whose diagonal tile
-/// runs in this round). Over `rounds(nb)` rounds every pair occurs exactly
-/// once and every block has exactly one bye.
-fn round(nb: usize, r: usize) -> (Vec<(usize, usize)>, Option<usize>) {
-    let t = rounds(nb);
-    let pairs = (1..=(t - 1) / 2)
+/// Round `r < rounds(nb)` of a round-robin tournament of `nb` blocks: pairs
+/// `(a, b)`, `a < b`, and diagonal blocks, no block twice. Over the rounds
+/// every pair and every diagonal block occurs exactly once.
+///
+/// Odd `nb`: the circle method, pairs `{a, b}` with `a + b = 2 r mod nb` and
+/// the one block left over takes its diagonal. Even `nb`: the circle method
+/// on the first `nb - 1` blocks, with the left-over block paired with the
+/// last one, so each of the `nb - 1` rounds has `nb / 2` equal tiles (which
+/// split evenly over an even thread count), then one round of all the
+/// diagonals.
+fn round(nb: usize, r: usize) -> (Vec<(usize, usize)>, Vec<usize>) {
+    debug_assert!(r < rounds(nb));
+    let even = nb.is_multiple_of(2);
+    if even && r == nb - 1 {
+        return (Vec::new(), (0..nb).collect());
+    }
+    let t = if even { nb - 1 } else { nb };
+    let mut pairs: Vec<(usize, usize)> = (1..=(t - 1) / 2)
         .map(|k| {
             let (a, b) = ((r + k) % t, (r + t - k) % t);
             (a.min(b), a.max(b))
         })
-        .filter(|&(_, b)| b < nb)
         .collect();
-    (pairs, (r < nb).then_some(r))
+    if even {
+        pairs.push((r, nb - 1));
+        (pairs, Vec::new())
+    } else {
+        (pairs, vec![r])
+    }
 }
 
-/// Rounds of the schedule: the odd number `nb` or `nb + 1` (the circle
-/// method for an odd count: pairs `{a, b}` with `a + b = 2 r mod t`).
+/// Rounds of the schedule of [`round`]: `nb`.
 fn rounds(nb: usize) -> usize {
-    if nb % 2 == 1 { nb } else { nb + 1 }
+    nb
 }
 
 fn round_up(n: usize, k: usize) -> usize {
@@ -318,9 +334,9 @@ impl CpuEngine {
                 .zip(self.az.chunks_mut(b))
                 .map(|((x, y), z)| Some(AccBlock { x, y, z }))
                 .collect();
-            let (pairs, bye) = round(nb, r);
-            let mut tasks: Vec<TriTask<'_>> = Vec::with_capacity(pairs.len() + 1);
-            if let Some(d) = bye {
+            let (pairs, diags) = round(nb, r);
+            let mut tasks: Vec<TriTask<'_>> = Vec::with_capacity(pairs.len() + diags.len());
+            for d in diags {
                 tasks.extend(blocks[d].take().map(|acc| TriTask::Diag(d, acc)));
             }
             for (i, j) in pairs {
@@ -331,14 +347,42 @@ impl CpuEngine {
             tasks.into_par_iter().for_each(|task| match task {
                 TriTask::Diag(d, mut acc) => {
                     let i0 = d * b;
-                    let js = i0.min(n)..(i0 + acc.x.len()).min(n);
-                    kernels.all_pairs(soa, js, i0, &mut acc, eps2, usize::MAX);
+                    kernels.tri_diag(soa, i0, &mut acc, n.saturating_sub(i0), eps2);
                 }
                 TriTask::Pair(i, mut acc_i, j, mut acc_j) => {
                     kernels.tri_pair(soa, i * b, &mut acc_i, j * b, &mut acc_j, eps2);
                 }
             });
         }
+    }
+
+    /// [`Engine::step`], called on a rayon worker thread.
+    fn step_on_pool(&mut self, steps: u64) -> Result<Option<Divergence>> {
+        let dt = self.params.dt;
+        for s in 1..=steps {
+            let bad = match self.params.integrator {
+                Integrator::SemiImplicitEuler => {
+                    self.compute_accelerations();
+                    self.kick(dt);
+                    self.drift(dt)
+                }
+                Integrator::Leapfrog => {
+                    self.kick(0.5 * dt);
+                    let bad = self.drift(dt);
+                    self.compute_accelerations();
+                    self.kick(0.5 * dt);
+                    bad
+                }
+            };
+            if let Some(body) = bad {
+                return Ok(Some(Divergence {
+                    after_step: s,
+                    body,
+                    steps_run: s,
+                }));
+            }
+        }
+        Ok(None)
     }
 
     /// `v += a dt` for every body.
@@ -377,31 +421,10 @@ impl Engine for CpuEngine {
     }
 
     fn step(&mut self, steps: u64) -> Result<Option<Divergence>> {
-        let dt = self.params.dt;
-        for s in 1..=steps {
-            let bad = match self.params.integrator {
-                Integrator::SemiImplicitEuler => {
-                    self.compute_accelerations();
-                    self.kick(dt);
-                    self.drift(dt)
-                }
-                Integrator::Leapfrog => {
-                    self.kick(0.5 * dt);
-                    let bad = self.drift(dt);
-                    self.compute_accelerations();
-                    self.kick(0.5 * dt);
-                    bad
-                }
-            };
-            if let Some(body) = bad {
-                return Ok(Some(Divergence {
-                    after_step: s,
-                    body,
-                    steps_run: s,
-                }));
-            }
-        }
-        Ok(None)
+        // On a pool thread: the rounds' parallel loops then start from a
+        // worker instead of being injected from outside (and the caller
+        // woken) once per round.
+        rayon::scope(|_| self.step_on_pool(steps))
     }
 
     fn read_state(&mut self) -> Result<Bodies> {
@@ -466,7 +489,7 @@ mod tests {
             let mut seen = vec![vec![0u32; nb]; nb];
             let mut byes = vec![0u32; nb];
             for r in 0..rounds(nb) {
-                let (pairs, bye) = round(nb, r);
+                let (pairs, diags) = round(nb, r);
                 let mut busy = vec![false; nb];
                 for &(a, b) in &pairs {
                     assert!(a < b && b < nb, "nb {nb} round {r}: ({a}, {b})");
@@ -475,9 +498,13 @@ mod tests {
                     busy[b] = true;
                     seen[a][b] += 1;
                 }
-                if let Some(d) = bye {
-                    assert!(!busy[d], "nb {nb} round {r}: bye block {d} also paired");
+                for d in diags {
+                    assert!(!busy[d], "nb {nb} round {r}: diagonal block {d} also busy");
+                    busy[d] = true;
                     byes[d] += 1;
+                }
+                if nb % 2 == 0 && !pairs.is_empty() {
+                    assert_eq!(pairs.len(), nb / 2, "nb {nb} round {r}: a block idles");
                 }
             }
             assert!(byes.iter().all(|&b| b == 1), "nb {nb}: diagonals {byes:?}");

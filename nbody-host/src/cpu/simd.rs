@@ -35,7 +35,7 @@
 
 use gpu_kernels::interaction::Real;
 
-/// What the force loops need beyond [`Real`]: loads, stores and lane rotation.
+/// What the force loops need beyond [`Real`]: loads, stores and lane sums.
 pub(crate) trait Simd: Real + Send + Sync + 'static {
     /// Bodies per vector.
     const LANES: usize;
@@ -46,9 +46,6 @@ pub(crate) trait Simd: Real + Send + Sync + 'static {
     /// Writes the lanes to the first `LANES` values of `dst` (panics if shorter).
     fn store(self, dst: &mut [f32]);
 
-    /// Lane `t` of the result is lane `(t + k) mod LANES` of `self`; `k < LANES`.
-    fn rotate(self, k: usize) -> Self;
-
     /// The bare hardware estimate of `1 / sqrt(self)` (`vrsqrt14ps`,
     /// `vrsqrtps`; exact for `f32`), for the unguarded hot loops, which apply
     /// their own Newton–Raphson step (`super::kernels::pull_fast`). Only
@@ -57,6 +54,9 @@ pub(crate) trait Simd: Real + Send + Sync + 'static {
 
     /// `b - self * a` with one rounding (`vfnmadd`).
     fn neg_mul_add(self, a: Self, b: Self) -> Self;
+
+    /// The sum of the lanes, in a fixed order.
+    fn sum(self) -> f32;
 }
 
 impl Simd for f32 {
@@ -73,11 +73,6 @@ impl Simd for f32 {
     }
 
     #[inline(always)]
-    fn rotate(self, _k: usize) -> Self {
-        self
-    }
-
-    #[inline(always)]
     fn rsqrt_estimate(self) -> Self {
         1.0 / self.sqrt()
     }
@@ -85,6 +80,11 @@ impl Simd for f32 {
     #[inline(always)]
     fn neg_mul_add(self, a: Self, b: Self) -> Self {
         (-self).mul_add(a, b)
+    }
+
+    #[inline(always)]
+    fn sum(self) -> f32 {
+        self
     }
 }
 
@@ -98,36 +98,6 @@ mod x86 {
 
     use super::Simd;
     use gpu_kernels::interaction::Real;
-
-    /// `ROT16[k][t] = (t + k) mod 16`: the permutation of [`Simd::rotate`].
-    static ROT16: [[i32; 16]; 16] = {
-        let mut t = [[0i32; 16]; 16];
-        let mut k = 0;
-        while k < 16 {
-            let mut l = 0;
-            while l < 16 {
-                t[k][l] = ((l + k) % 16) as i32;
-                l += 1;
-            }
-            k += 1;
-        }
-        t
-    };
-
-    /// `ROT8[k][t] = (t + k) mod 8`.
-    static ROT8: [[i32; 8]; 8] = {
-        let mut t = [[0i32; 8]; 8];
-        let mut k = 0;
-        while k < 8 {
-            let mut l = 0;
-            while l < 8 {
-                t[k][l] = ((l + k) % 8) as i32;
-                l += 1;
-            }
-            k += 1;
-        }
-        t
-    };
 
     /// Sixteen `f32` lanes in an AVX-512 register (needs AVX-512F; see the
     /// module's safety note).
@@ -262,12 +232,6 @@ mod x86 {
         }
 
         #[inline(always)]
-        fn rotate(self, k: usize) -> Self {
-            let idx = &ROT16[k & 15];
-            Self(unsafe { _mm512_permutexvar_ps(_mm512_loadu_si512(idx.as_ptr().cast()), self.0) })
-        }
-
-        #[inline(always)]
         fn rsqrt_estimate(self) -> Self {
             Self(unsafe { _mm512_rsqrt14_ps(self.0) })
         }
@@ -275,6 +239,11 @@ mod x86 {
         #[inline(always)]
         fn neg_mul_add(self, a: Self, b: Self) -> Self {
             Self(unsafe { _mm512_fnmadd_ps(self.0, a.0, b.0) })
+        }
+
+        #[inline(always)]
+        fn sum(self) -> f32 {
+            unsafe { _mm512_reduce_add_ps(self.0) }
         }
     }
 
@@ -294,14 +263,6 @@ mod x86 {
         }
 
         #[inline(always)]
-        fn rotate(self, k: usize) -> Self {
-            let idx = &ROT8[k & 7];
-            Self(unsafe {
-                _mm256_permutevar8x32_ps(self.0, _mm256_loadu_si256(idx.as_ptr().cast()))
-            })
-        }
-
-        #[inline(always)]
         fn rsqrt_estimate(self) -> Self {
             Self(unsafe { _mm256_rsqrt_ps(self.0) })
         }
@@ -309,6 +270,18 @@ mod x86 {
         #[inline(always)]
         fn neg_mul_add(self, a: Self, b: Self) -> Self {
             Self(unsafe { _mm256_fnmadd_ps(self.0, a.0, b.0) })
+        }
+
+        #[inline(always)]
+        fn sum(self) -> f32 {
+            unsafe {
+                let h = _mm_add_ps(
+                    _mm256_castps256_ps128(self.0),
+                    _mm256_extractf128_ps(self.0, 1),
+                );
+                let h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+                _mm_cvtss_f32(_mm_add_ss(h, _mm_movehdup_ps(h)))
+            }
         }
     }
 }
@@ -324,7 +297,8 @@ mod tests {
         rsqrt: Vec<f32>,
         min_finite: Vec<f32>,
         neg: Vec<f32>,
-        rotations: Vec<Vec<f32>>,
+        /// Lane sums of `1, 2, .., LANES` and of `1, 1/2, .., 2^(1 - LANES)`.
+        sums: [f32; 2],
         self_pair: [Vec<f32>; 3],
     }
 
@@ -343,13 +317,9 @@ mod tests {
         let rsqrt = each(&|v: V| v.rsqrt(), &mut out);
         let min_finite = each(&|v: V| v.min_finite(), &mut out);
         let neg = each(&|v: V| -v, &mut out);
-        let iota: Vec<f32> = (0..lanes).map(|i| i as f32).collect();
-        let rotations = (0..lanes)
-            .map(|k| {
-                V::load(&iota).rotate(k).store(&mut out);
-                out.clone()
-            })
-            .collect();
+        let iota: Vec<f32> = (1..=lanes).map(|i| i as f32).collect();
+        let halves: Vec<f32> = (0..lanes).map(|i| 0.5f32.powi(i as i32)).collect();
+        let sums = [V::load(&iota).sum(), V::load(&halves).sum()];
         // Body i against itself, lane by lane, at eps = 0: exactly zero
         // (positions from the finite inputs).
         let finite: Vec<f32> = x.iter().copied().filter(|v| v.is_finite()).collect();
@@ -368,7 +338,7 @@ mod tests {
             rsqrt,
             min_finite,
             neg,
-            rotations,
+            sums,
             self_pair,
         }
     }
@@ -433,10 +403,12 @@ mod tests {
         for (&xi, &n) in x.iter().zip(&p.neg) {
             assert_eq!(n.to_bits(), (-xi).to_bits(), "{name}: -{xi:e}");
         }
-        for (k, rot) in p.rotations.iter().enumerate() {
-            let want: Vec<f32> = (0..lanes).map(|t| ((t + k) % lanes) as f32).collect();
-            assert_eq!(rot, &want, "{name}: rotate by {k}");
-        }
+        // Both sums are exact in f32.
+        let want = [
+            (lanes * (lanes + 1) / 2) as f32,
+            2.0 - 0.5f32.powi(lanes as i32 - 1),
+        ];
+        assert_eq!(p.sums, want, "{name}: lane sums");
         for c in &p.self_pair {
             assert!(
                 c.iter().all(|v| v.to_bits() == 0),
