@@ -230,6 +230,13 @@ fn one_sided<V: Simd, const IB: usize, const GUARD: bool>(
 /// i-group of the tile sweeps over it.
 const TRI_J_CHUNK: usize = 128;
 
+/// The length of the next chunk of `left` j-bodies: the chunks of a run
+/// are equal up to one body, none longer than [`TRI_J_CHUNK`] (a short last
+/// chunk would pay the i-groups' loads and the pipeline's fill for little work).
+fn chunk_len(left: usize) -> usize {
+    left.div_ceil(left.div_ceil(TRI_J_CHUNK).max(1))
+}
+
 /// The separation of a pair and `w^3 = (y0 e)^3` (see [`pull_fast`]): the
 /// first half of a pair interaction, computed one body ahead of the second
 /// half ([`pair_back`]) in [`sweep_pairs`].
@@ -436,7 +443,7 @@ fn pair_tile<V: Simd, const IB: usize, const GUARD: bool>(
     let mut react = [Vec3::<V>::zero(); TRI_J_CHUNK];
     let mut c = 0;
     while c < acc_j.len() {
-        let react = &mut react[..TRI_J_CHUNK.min(acc_j.len() - c)];
+        let react = &mut react[..chunk_len(acc_j.len() - c)];
         react.fill(Vec3::zero());
         for g in (0..acc_i.len()).step_by(group) {
             let (pi, mut a) = load_group::<V, IB>(soa, i0 + g, acc_i, g, !GUARD);
@@ -469,7 +476,7 @@ fn diag_tile<V: Simd, const IB: usize, const GUARD: bool>(
     let mut react = [Vec3::<V>::zero(); TRI_J_CHUNK];
     let mut c = 0;
     while c < nj {
-        let end = (c + TRI_J_CHUNK).min(nj);
+        let end = c + chunk_len(nj - c);
         let react = &mut react[..end - c];
         react.fill(Vec3::zero());
         let own = Bodies::of(soa, i0, end, !GUARD);
@@ -506,6 +513,17 @@ fn diag_tile<V: Simd, const IB: usize, const GUARD: bool>(
     }
 }
 
+/// `dst.xyz += src.xyz * dt` with one rounding per component (as the GPU's
+/// `fma.rn`): the kick and the drift.
+#[inline(always)]
+fn axpy_body(dst: &mut [Vec4], src: &[Vec4], dt: f32) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        d.x = s.x.mul_add(dt, d.x);
+        d.y = s.y.mul_add(dt, d.y);
+        d.z = s.z.mul_add(dt, d.z);
+    }
+}
+
 /// The entry points of one instruction set, for one guard setting.
 ///
 /// Built only by [`KernelSet::new`], which checks that the CPU supports the
@@ -520,11 +538,13 @@ pub(crate) struct KernelSet {
     all_pairs: AllPairsFn,
     tri_pair: TriPairFn,
     tri_diag: TriDiagFn,
+    axpy: AxpyFn,
 }
 
 type AllPairsFn = unsafe fn(&Soa, Range<usize>, usize, &mut AccBlock<'_>, f32, usize);
 type TriPairFn = unsafe fn(&Soa, usize, &mut AccBlock<'_>, usize, &mut AccBlock<'_>, f32);
 type TriDiagFn = unsafe fn(&Soa, usize, &mut AccBlock<'_>, usize, f32);
+type AxpyFn = unsafe fn(&mut [Vec4], &[Vec4], f32);
 
 impl std::fmt::Debug for KernelSet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -570,6 +590,12 @@ macro_rules! isa_entry_points {
                 pair_tile::<$v, $tb, GUARD>(soa, i0, acc_i, j0, acc_j, eps2)
             }
 
+            // With FMA enabled `mul_add` is one instruction, not a call.
+            $(#[target_feature(enable = $feat)])?
+            pub(super) unsafe fn axpy(dst: &mut [Vec4], src: &[Vec4], dt: f32) {
+                axpy_body(dst, src, dt)
+            }
+
             $(#[target_feature(enable = $feat)])?
             pub(super) unsafe fn tri_diag<const GUARD: bool>(
                 soa: &Soa,
@@ -600,6 +626,7 @@ macro_rules! kernel_set {
                 all_pairs: $m::all_pairs::<true>,
                 tri_pair: $m::tri_pair::<true>,
                 tri_diag: $m::tri_diag::<true>,
+                axpy: $m::axpy,
             }
         } else {
             KernelSet {
@@ -608,6 +635,7 @@ macro_rules! kernel_set {
                 all_pairs: $m::all_pairs::<false>,
                 tri_pair: $m::tri_pair::<false>,
                 tri_diag: $m::tri_diag::<false>,
+                axpy: $m::axpy,
             }
         }
     };
@@ -676,5 +704,12 @@ impl KernelSet {
         assert!(acc.len().is_multiple_of(self.tri_group) && i0 + acc.len() <= soa.x.len());
         // SAFETY: `new` checked that the CPU has the instruction set.
         unsafe { (self.tri_diag)(soa, i0, acc, nj, eps2) }
+    }
+
+    /// `dst.xyz += src.xyz * dt`, fused (lengths equal).
+    pub fn axpy(&self, dst: &mut [Vec4], src: &[Vec4], dt: f32) {
+        assert_eq!(dst.len(), src.len());
+        // SAFETY: `new` checked that the CPU has the instruction set.
+        unsafe { (self.axpy)(dst, src, dt) }
     }
 }

@@ -139,10 +139,11 @@ pub struct CpuTuning {
     /// with [`Error::Unsupported`].
     pub isa: Option<Isa>,
     /// Bodies per rayon task in the all-pairs loop, and the tile edge of the
-    /// Newton's-third-law schedule (rounded up to whole register groups:
-    /// multiples of 32 bodies with AVX-512, 16 with AVX2). At least 1;
-    /// default 512 (a triangle tile then does 16 k pair-vectors between
-    /// barriers, and `N = 4096` makes 8 blocks: rounds of 4 equal tiles).
+    /// Newton's-third-law schedule, in whole register groups (32 bodies with
+    /// AVX-512; 16, and 8 for the triangle, with AVX2), the triangle's blocks
+    /// made equal up to one group. At least 1; default 1024. Capped so that
+    /// every rayon thread gets at least two all-pairs tasks, and two
+    /// triangle tiles in each round.
     pub i_block: usize,
     /// j-bodies per cache tile of the all-pairs loop (16 bytes each). At
     /// least 1; default 2048 (32 KiB, an L1 data cache).
@@ -153,7 +154,7 @@ impl Default for CpuTuning {
     fn default() -> Self {
         CpuTuning {
             isa: None,
-            i_block: 512,
+            i_block: 1024,
             j_tile: 2048,
         }
     }
@@ -169,8 +170,9 @@ pub struct CpuEngine {
     kernels: KernelSet,
     /// Bodies per all-pairs task, a multiple of `kernels.all_pairs_group`.
     all_pairs_block: usize,
-    /// Triangle tile edge, a multiple of both groups.
-    tri_block: usize,
+    /// Where the blocks of the Newton's-third-law schedule start, then the
+    /// padded length: equal blocks up to one `kernels.tri_group`.
+    tri_bounds: Vec<usize>,
     j_tile: usize,
     soa: Soa,
     ax: Vec<f32>,
@@ -217,10 +219,47 @@ fn round(nb: usize, r: usize) -> (Vec<(usize, usize)>, Vec<usize>) {
     }
 }
 
+/// `v` cut at `bounds` (ascending, from 0 to `v.len()`).
+fn split_blocks<'a>(mut v: &'a mut [f32], bounds: &[usize]) -> Vec<&'a mut [f32]> {
+    bounds
+        .windows(2)
+        .map(|w| {
+            let (block, rest) = std::mem::take(&mut v).split_at_mut(w[1] - w[0]);
+            v = rest;
+            block
+        })
+        .collect()
+}
+
 /// Rounds of the schedule of [`round`]: `nb`.
 fn rounds(nb: usize) -> usize {
     nb
 }
+
+/// The block boundaries of the Newton's-third-law schedule for `n` bodies:
+/// about `n / i_block` blocks but at least `min_blocks` (even where there
+/// are several, so that the rounds of [`round`] are full), whole `group`s
+/// each, as equal as whole groups allow; the last boundary is the padded
+/// length.
+fn triangle_blocks(n: usize, i_block: usize, min_blocks: usize, group: usize) -> Vec<usize> {
+    let groups = n.div_ceil(group).max(1);
+    let mut nb = n.div_ceil(i_block.max(1)).max(min_blocks).clamp(1, groups);
+    if nb > 1 && nb % 2 == 1 && nb < groups {
+        nb += 1;
+    }
+    let (each, extra) = (groups / nb, groups % nb);
+    let mut bounds = Vec::with_capacity(nb + 1);
+    let mut at = 0;
+    bounds.push(at);
+    for k in 0..nb {
+        at += (each + usize::from(k < extra)) * group;
+        bounds.push(at);
+    }
+    bounds
+}
+
+/// Bodies per parallel task of the kick and the drift.
+const AXPY_CHUNK: usize = 2048;
 
 fn round_up(n: usize, k: usize) -> usize {
     n.div_ceil(k) * k
@@ -253,11 +292,14 @@ impl CpuEngine {
             ))
         })?;
         let n = pos.len();
-        let all_pairs_block = round_up(tuning.i_block, kernels.all_pairs_group);
-        let tri_block = round_up(
-            tuning.i_block,
-            kernels.all_pairs_group.max(kernels.tri_group),
+        // At least two tasks per thread (and, for the triangle, two tiles per
+        // thread in each round), however large `i_block`.
+        let threads = rayon::current_num_threads();
+        let all_pairs_block = round_up(
+            tuning.i_block.min(n.div_ceil(2 * threads)).max(1),
+            kernels.all_pairs_group,
         );
+        let tri_bounds = triangle_blocks(n, tuning.i_block, 4 * threads, kernels.tri_group);
         let mut engine = CpuEngine {
             pos,
             vel,
@@ -266,7 +308,7 @@ impl CpuEngine {
             isa,
             kernels,
             all_pairs_block,
-            tri_block,
+            tri_bounds,
             j_tile: tuning.j_tile,
             soa: Soa::default(),
             ax: Vec::new(),
@@ -282,12 +324,11 @@ impl CpuEngine {
     fn compute_accelerations(&mut self) {
         let n = self.pos.len();
         let triangle = matches!(self.params.kernel, Kernel::Triangle { .. });
-        let group = if triangle {
-            self.kernels.all_pairs_group.max(self.kernels.tri_group)
+        let padded = if triangle {
+            *self.tri_bounds.last().expect("at least one bound")
         } else {
-            self.kernels.all_pairs_group
+            round_up(n, self.kernels.all_pairs_group)
         };
-        let padded = round_up(n, group);
         self.soa.fill(&self.pos, padded);
         for a in [&mut self.ax, &mut self.ay, &mut self.az] {
             a.clear();
@@ -319,19 +360,23 @@ impl CpuEngine {
             });
     }
 
-    /// Newton's third law: the tiles of blocks of `tri_block` bodies, round
-    /// by round; the tiles of a round touch disjoint blocks and run in parallel.
+    /// Newton's third law: the tiles of the blocks of `tri_bounds`, round by
+    /// round; the tiles of a round touch disjoint blocks and run in parallel.
     fn triangle(&mut self) {
-        let (b, eps2) = (self.tri_block, self.params.eps2());
-        let (soa, pos, kernels) = (&self.soa, &self.pos[..], &self.kernels);
+        let eps2 = self.params.eps2();
+        let (soa, pos, kernels, bounds) = (
+            &self.soa,
+            &self.pos[..],
+            &self.kernels,
+            &self.tri_bounds[..],
+        );
         let n = pos.len();
-        let nb = self.ax.len().div_ceil(b);
+        let nb = bounds.len() - 1;
         for r in 0..rounds(nb) {
-            let mut blocks: Vec<Option<AccBlock<'_>>> = self
-                .ax
-                .chunks_mut(b)
-                .zip(self.ay.chunks_mut(b))
-                .zip(self.az.chunks_mut(b))
+            let mut blocks: Vec<Option<AccBlock<'_>>> = split_blocks(&mut self.ax, bounds)
+                .into_iter()
+                .zip(split_blocks(&mut self.ay, bounds))
+                .zip(split_blocks(&mut self.az, bounds))
                 .map(|((x, y), z)| Some(AccBlock { x, y, z }))
                 .collect();
             let (pairs, diags) = round(nb, r);
@@ -346,11 +391,11 @@ impl CpuEngine {
             }
             tasks.into_par_iter().for_each(|task| match task {
                 TriTask::Diag(d, mut acc) => {
-                    let i0 = d * b;
+                    let i0 = bounds[d];
                     kernels.tri_diag(soa, i0, &mut acc, n.saturating_sub(i0), eps2);
                 }
                 TriTask::Pair(i, mut acc_i, j, mut acc_j) => {
-                    kernels.tri_pair(soa, i * b, &mut acc_i, j * b, &mut acc_j, eps2);
+                    kernels.tri_pair(soa, bounds[i], &mut acc_i, bounds[j], &mut acc_j, eps2);
                 }
             });
         }
@@ -387,20 +432,20 @@ impl CpuEngine {
 
     /// `v += a dt` for every body.
     fn kick(&mut self, dt: f32) {
-        self.vel.par_iter_mut().zip(&self.acc).for_each(|(v, a)| {
-            v.x = a.x.mul_add(dt, v.x);
-            v.y = a.y.mul_add(dt, v.y);
-            v.z = a.z.mul_add(dt, v.z);
-        });
+        let kernels = &self.kernels;
+        self.vel
+            .par_chunks_mut(AXPY_CHUNK)
+            .zip(self.acc.par_chunks(AXPY_CHUNK))
+            .for_each(|(v, a)| kernels.axpy(v, a, dt));
     }
 
     /// `x += v dt`; returns the first body that is not finite afterwards.
     fn drift(&mut self, dt: f32) -> Option<usize> {
-        self.pos.par_iter_mut().zip(&self.vel).for_each(|(p, v)| {
-            p.x = v.x.mul_add(dt, p.x);
-            p.y = v.y.mul_add(dt, p.y);
-            p.z = v.z.mul_add(dt, p.z);
-        });
+        let kernels = &self.kernels;
+        self.pos
+            .par_chunks_mut(AXPY_CHUNK)
+            .zip(self.vel.par_chunks(AXPY_CHUNK))
+            .for_each(|(p, v)| kernels.axpy(p, v, dt));
         self.pos.iter().zip(&self.vel).position(|(p, v)| {
             !(p.x.is_finite()
                 && p.y.is_finite()
@@ -512,6 +557,30 @@ mod tests {
                 for (b, &count) in row.iter().enumerate().skip(a + 1) {
                     assert_eq!(count, 1, "nb {nb}: pair ({a}, {b})");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn triangle_blocks_are_whole_groups_nearly_equal_and_even_in_number() {
+        for n in [1, 2, 17, 100, 1000, 4096, 16384, 100_003] {
+            for (i_block, min_blocks, group) in
+                [(1024, 4, 32), (512, 2, 48), (1, 1, 8), (1 << 20, 8, 16)]
+            {
+                let b = triangle_blocks(n, i_block, min_blocks, group);
+                let sizes: Vec<usize> = b.windows(2).map(|w| w[1] - w[0]).collect();
+                let what =
+                    format!("n {n} i_block {i_block} min {min_blocks} group {group}: {sizes:?}");
+                assert_eq!(b[0], 0, "{what}");
+                assert_eq!(*b.last().unwrap(), n.div_ceil(group) * group, "{what}");
+                assert!(sizes.iter().all(|&s| s > 0 && s % group == 0), "{what}");
+                let (lo, hi) = (sizes.iter().min().unwrap(), sizes.iter().max().unwrap());
+                assert!(hi - lo <= group, "{what}");
+                let nb = sizes.len();
+                let groups = n.div_ceil(group);
+                assert!(nb == 1 || nb % 2 == 0 || nb == groups, "{what}");
+                assert!(nb >= min_blocks.min(groups), "{what}");
+                assert!(nb >= n.div_ceil(i_block).min(groups), "{what}");
             }
         }
     }
