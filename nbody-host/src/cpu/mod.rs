@@ -578,7 +578,7 @@ mod tests {
                 assert!(hi - lo <= group, "{what}");
                 let nb = sizes.len();
                 let groups = n.div_ceil(group);
-                assert!(nb == 1 || nb % 2 == 0 || nb == groups, "{what}");
+                assert!(nb == 1 || nb.is_multiple_of(2) || nb == groups, "{what}");
                 assert!(nb >= min_blocks.min(groups), "{what}");
                 assert!(nb >= n.div_ceil(i_block).min(groups), "{what}");
             }
