@@ -65,7 +65,7 @@ fn configs(backend: &str) -> Vec<Config> {
     if backend == "cpu" {
         // On the CPU, SIMT and tiled run the same all-pairs loop (block size
         // unused); its knobs are the i-block per task and the j cache tile.
-        for i_block in [64, 128, 256, 512] {
+        for i_block in [128, 512, 1024] {
             for j_tile in [1024, 4096, 16384] {
                 out.push(Config {
                     label: format!("all-pairs i{i_block} j{j_tile}"),
@@ -78,7 +78,7 @@ fn configs(backend: &str) -> Vec<Config> {
                 });
             }
         }
-        for i_block in [128, 256, 512, 1024] {
+        for i_block in [256, 512, 1024, 2048] {
             out.push(Config {
                 label: format!("triangle i{i_block}"),
                 kernel: Kernel::Triangle { block: 256 },

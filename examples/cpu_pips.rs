@@ -64,56 +64,65 @@ fn fma_pipe_ops(kernel: &str) -> f64 {
     }
 }
 
-/// Peak vector-FMA instructions per second of all cores: every rayon thread
-/// runs 12 independent FMA chains (enough to cover the 4-cycle latency on two
-/// pipes) for ~0.3 s. Returns (FMA/s, lanes per FMA).
-fn fma_peak() -> (f64, usize) {
+/// Peak vector-FMA instructions per second of all cores at the width of
+/// `isa`: every rayon thread runs 12 independent FMA chains (enough to cover
+/// the 4-cycle latency on two pipes) for ~0.3 s.
+fn fma_peak(isa: Isa) -> f64 {
     use rayon::prelude::*;
     const ITERS: u64 = 50_000_000;
     let threads = rayon::current_num_threads();
     let start = Instant::now();
-    let lanes: Vec<usize> = (0..threads)
+    (0..threads)
         .into_par_iter()
-        .map(|_| fma_chains(ITERS))
-        .collect();
+        .for_each(|_| fma_chains(isa, ITERS));
     let seconds = start.elapsed().as_secs_f64();
-    ((threads as u64 * ITERS * 12) as f64 / seconds, lanes[0])
+    (threads as u64 * ITERS * 12) as f64 / seconds
 }
 
-#[cfg(target_arch = "x86_64")]
-fn fma_chains(iters: u64) -> usize {
-    if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-        // SAFETY: the CPU has AVX2 and FMA (checked above).
-        unsafe { fma_chains_avx2(iters) };
-        8
-    } else {
-        fma_chains_scalar(iters);
-        1
+fn fma_chains(isa: Isa, iters: u64) {
+    match isa {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `isa` is one this CPU has (from `Isa::available`).
+        Isa::Avx512 => unsafe { x86::fma_chains_avx512(iters) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as above.
+        Isa::Avx2Fma => unsafe { x86::fma_chains_avx2(iters) },
+        _ => fma_chains_scalar(iters),
     }
 }
 
-#[cfg(not(target_arch = "x86_64"))]
-fn fma_chains(iters: u64) -> usize {
-    fma_chains_scalar(iters);
-    1
-}
-
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn fma_chains_avx2(iters: u64) {
+mod x86 {
     use std::arch::x86_64::*;
-    let mut acc = [_mm256_set1_ps(1.0); 12];
-    let (a, b) = (_mm256_set1_ps(0.999_999), _mm256_set1_ps(1e-7));
-    for _ in 0..std::hint::black_box(iters) {
-        for x in &mut acc {
-            *x = _mm256_fmadd_ps(*x, a, b);
+
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn fma_chains_avx512(iters: u64) {
+        // Distinct starting values, so the compiler cannot merge the chains.
+        let mut acc: [__m512; 12] = std::array::from_fn(|k| _mm512_set1_ps(1.0 + k as f32));
+        let (a, b) = (_mm512_set1_ps(0.999_999), _mm512_set1_ps(1e-7));
+        for _ in 0..std::hint::black_box(iters) {
+            for x in &mut acc {
+                *x = _mm512_fmadd_ps(*x, a, b);
+            }
         }
+        std::hint::black_box(acc);
     }
-    std::hint::black_box(acc);
+
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn fma_chains_avx2(iters: u64) {
+        let mut acc: [__m256; 12] = std::array::from_fn(|k| _mm256_set1_ps(1.0 + k as f32));
+        let (a, b) = (_mm256_set1_ps(0.999_999), _mm256_set1_ps(1e-7));
+        for _ in 0..std::hint::black_box(iters) {
+            for x in &mut acc {
+                *x = _mm256_fmadd_ps(*x, a, b);
+            }
+        }
+        std::hint::black_box(acc);
+    }
 }
 
 fn fma_chains_scalar(iters: u64) {
-    let mut acc = [1.0f32; 12];
+    let mut acc: [f32; 12] = std::array::from_fn(|k| 1.0 + k as f32);
     for _ in 0..std::hint::black_box(iters) {
         for x in &mut acc {
             *x = x.mul_add(0.999_999, 1e-7);
@@ -141,14 +150,22 @@ fn main() -> Result<()> {
             None => bail!("unknown kernel {name:?}: simt, tiled or triangle"),
         },
     };
-    let peak = cli.peak.then(|| {
-        let (fma, lanes) = fma_peak();
-        println!(
-            "peak: {fma:.3e} vector FMA/s ({lanes} lanes each) on {} threads",
-            rayon_threads()
-        );
-        (fma, lanes)
-    });
+    // Peak vector-FMA rate per instruction set, at its own width.
+    let peaks: Vec<(Isa, f64)> = if cli.peak {
+        isas.iter()
+            .map(|&isa| {
+                let fma = fma_peak(isa);
+                println!(
+                    "peak {isa}: {fma:.3e} FMA instructions/s ({} lanes each) on {} threads",
+                    isa.lanes(),
+                    rayon_threads()
+                );
+                (isa, fma)
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let defaults = CpuTuning::default();
     let bodies = ic::uniform_cube(cli.n, cli.seed);
     println!(
@@ -184,10 +201,10 @@ fn main() -> Result<()> {
             let pips = (cli.n as f64).powi(2) * cli.steps as f64 / seconds;
             // Fraction of the FMA pipes' peak: interactions/s x FMA-pipe ops
             // per interaction / (vector FMA/s x lanes).
-            let of_peak = peak.map(|(fma, lanes)| {
-                let lanes = lanes.min(isa.lanes()) as f64;
-                pips * fma_pipe_ops(kernel.name()) / (fma * lanes)
-            });
+            let of_peak = peaks
+                .iter()
+                .find(|(i, _)| *i == isa)
+                .map(|&(_, fma)| pips * fma_pipe_ops(kernel.name()) / (fma * isa.lanes() as f64));
             let peak_text =
                 of_peak.map_or(String::new(), |f| format!(" of_peak={:.0}%", 100.0 * f));
             println!(

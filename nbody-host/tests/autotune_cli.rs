@@ -39,7 +39,7 @@ fn cpu_sweep_saves_a_profile_that_tuned_for_applies() {
     assert_eq!(profile.n, 300);
     assert!(profile.pips > 0.0 && profile.pips.is_finite());
     let tuning = profile.cpu_tuning.expect("a CPU profile has CPU blocking");
-    assert!([64, 128, 256, 512, 1024].contains(&tuning.i_block));
+    assert!([128, 256, 512, 1024, 2048].contains(&tuning.i_block));
     let mut sim = Simulation::builder(ic::plummer(200, 3))
         .backend(Backend::Cpu)
         .tuned_for(&profile)

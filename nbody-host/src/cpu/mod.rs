@@ -141,9 +141,9 @@ pub struct CpuTuning {
     /// Bodies per rayon task in the all-pairs loop, and the tile edge of the
     /// Newton's-third-law schedule, in whole register groups (32 bodies with
     /// AVX-512; 16, and 8 for the triangle, with AVX2), the triangle's blocks
-    /// made equal up to one group. At least 1; default 1024. Capped so that
-    /// every rayon thread gets at least two all-pairs tasks, and two
-    /// triangle tiles in each round.
+    /// made equal up to one group. At least 1; default 2048. Capped so that
+    /// every rayon thread gets at least two all-pairs tasks, and a triangle
+    /// tile in each round.
     pub i_block: usize,
     /// j-bodies per cache tile of the all-pairs loop (16 bytes each). At
     /// least 1; default 2048 (32 KiB, an L1 data cache).
@@ -154,7 +154,7 @@ impl Default for CpuTuning {
     fn default() -> Self {
         CpuTuning {
             isa: None,
-            i_block: 1024,
+            i_block: 2048,
             j_tile: 2048,
         }
     }
@@ -292,14 +292,14 @@ impl CpuEngine {
             ))
         })?;
         let n = pos.len();
-        // At least two tasks per thread (and, for the triangle, two tiles per
+        // At least two tasks per thread (and, for the triangle, one tile per
         // thread in each round), however large `i_block`.
         let threads = rayon::current_num_threads();
         let all_pairs_block = round_up(
             tuning.i_block.min(n.div_ceil(2 * threads)).max(1),
             kernels.all_pairs_group,
         );
-        let tri_bounds = triangle_blocks(n, tuning.i_block, 4 * threads, kernels.tri_group);
+        let tri_bounds = triangle_blocks(n, tuning.i_block, 2 * threads, kernels.tri_group);
         let mut engine = CpuEngine {
             pos,
             vel,
