@@ -27,7 +27,7 @@ struct Cli {
     /// Timed steps per run
     #[arg(long, default_value_t = 3)]
     steps: u64,
-    /// Only this instruction set (avx512, avx2+fma, scalar) [default: all available]
+    /// Only this instruction set (avx512, avx2+fma, neon, scalar) [default: all available]
     #[arg(long)]
     isa: Option<String>,
     /// Only this kernel (simt, tiled, triangle) [default: all]
@@ -87,6 +87,8 @@ fn fma_chains(isa: Isa, iters: u64) {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: as above.
         Isa::Avx2Fma => unsafe { x86::fma_chains_avx2(iters) },
+        #[cfg(target_arch = "aarch64")]
+        Isa::Neon => fma_chains_neon(iters),
         _ => fma_chains_scalar(iters),
     }
 }
@@ -121,6 +123,22 @@ mod x86 {
     }
 }
 
+#[cfg(target_arch = "aarch64")]
+fn fma_chains_neon(iters: u64) {
+    use std::arch::aarch64::*;
+    // SAFETY: NEON is part of the aarch64 base architecture.
+    unsafe {
+        let mut acc: [float32x4_t; 12] = std::array::from_fn(|k| vdupq_n_f32(1.0 + k as f32));
+        let (a, b) = (vdupq_n_f32(0.999_999), vdupq_n_f32(1e-7));
+        for _ in 0..std::hint::black_box(iters) {
+            for x in &mut acc {
+                *x = vfmaq_f32(b, *x, a);
+            }
+        }
+        std::hint::black_box(acc);
+    }
+}
+
 fn fma_chains_scalar(iters: u64) {
     let mut acc: [f32; 12] = std::array::from_fn(|k| 1.0 + k as f32);
     for _ in 0..std::hint::black_box(iters) {
@@ -137,7 +155,7 @@ fn main() -> Result<()> {
         None => Isa::available(),
         Some(name) => match Isa::from_name(name) {
             Some(isa) => vec![isa],
-            None => bail!("unknown instruction set {name:?}: avx512, avx2+fma or scalar"),
+            None => bail!("unknown instruction set {name:?}: avx512, avx2+fma, neon or scalar"),
         },
     };
     let kernels: Vec<Kernel> = match &cli.kernel {

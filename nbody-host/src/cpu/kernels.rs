@@ -614,6 +614,9 @@ macro_rules! isa_entry_points {
 isa_entry_points!(avx512, super::super::simd::F32x16, 2, 2, "avx512f");
 #[cfg(target_arch = "x86_64")]
 isa_entry_points!(avx2, super::super::simd::F32x8, 2, 1, "avx2,fma");
+// NEON is part of the aarch64 base architecture: no target features needed.
+#[cfg(target_arch = "aarch64")]
+isa_entry_points!(neon, super::super::simd::F32x4, 2, 1);
 // The scalar fallback: `f32` lanes, no target features.
 isa_entry_points!(scalar, f32, 1, 1);
 
@@ -656,6 +659,8 @@ impl KernelSet {
             Isa::Avx512 => kernel_set!(avx512, 16, guard),
             #[cfg(target_arch = "x86_64")]
             Isa::Avx2Fma => kernel_set!(avx2, 8, guard),
+            #[cfg(target_arch = "aarch64")]
+            Isa::Neon => kernel_set!(neon, 4, guard),
             Isa::Scalar => kernel_set!(scalar, 1, guard),
             #[allow(unreachable_patterns)]
             _ => return None,

@@ -43,13 +43,16 @@ pub enum Isa {
     Avx512,
     /// AVX2 with FMA: 8 bodies per vector (x86-64).
     Avx2Fma,
+    /// NEON (Advanced SIMD): 4 bodies per vector (aarch64, where it is part
+    /// of the base architecture).
+    Neon,
     /// Plain `f32`, one body at a time: every CPU.
     Scalar,
 }
 
 impl Isa {
     /// Every instruction set, best first.
-    pub const ALL: [Isa; 3] = [Isa::Avx512, Isa::Avx2Fma, Isa::Scalar];
+    pub const ALL: [Isa; 4] = [Isa::Avx512, Isa::Avx2Fma, Isa::Neon, Isa::Scalar];
 
     /// The best instruction set this CPU supports.
     pub fn detect() -> Isa {
@@ -81,14 +84,16 @@ impl Isa {
             }
             #[cfg(not(target_arch = "x86_64"))]
             Isa::Avx512 | Isa::Avx2Fma => false,
+            Isa::Neon => cfg!(target_arch = "aarch64"),
         }
     }
 
-    /// `"avx512"`, `"avx2+fma"` or `"scalar"` (what [`BackendKind::Cpu`] reports).
+    /// `"avx512"`, `"avx2+fma"`, `"neon"` or `"scalar"` (what [`BackendKind::Cpu`] reports).
     pub fn name(self) -> &'static str {
         match self {
             Isa::Avx512 => "avx512",
             Isa::Avx2Fma => "avx2+fma",
+            Isa::Neon => "neon",
             Isa::Scalar => "scalar",
         }
     }
@@ -98,16 +103,18 @@ impl Isa {
         match name {
             "avx512" => Some(Isa::Avx512),
             "avx2+fma" | "avx2" => Some(Isa::Avx2Fma),
+            "neon" => Some(Isa::Neon),
             "scalar" => Some(Isa::Scalar),
             _ => None,
         }
     }
 
-    /// Bodies per vector: 16, 8 or 1.
+    /// Bodies per vector: 16, 8, 4 or 1.
     pub fn lanes(self) -> usize {
         match self {
             Isa::Avx512 => 16,
             Isa::Avx2Fma => 8,
+            Isa::Neon => 4,
             Isa::Scalar => 1,
         }
     }

@@ -1,7 +1,8 @@
 //! SIMD vectors of `f32` for the CPU kernels: one body per lane.
 //!
-//! [`F32x16`] (AVX-512F) and [`F32x8`] (AVX2 + FMA) wrap the `std::arch`
-//! vector types and implement [`Real`], so the force loops run the very
+//! `F32x16` (AVX-512F), `F32x8` (AVX2 + FMA) and, on aarch64, `F32x4`
+//! (NEON) wrap the `std::arch` vector types and implement [`Real`], so the
+//! force loops run the very
 //! formula of [`gpu_kernels::interaction`] with `LANES` bodies at a time; plain
 //! `f32` is the one-lane fallback. Every operation maps to one instruction
 //! except [`Real::rsqrt`]: the hardware estimate (`vrsqrt14ps`, relative
@@ -47,7 +48,8 @@ pub(crate) trait Simd: Real + Send + Sync + 'static {
     fn store(self, dst: &mut [f32]);
 
     /// The bare hardware estimate of `1 / sqrt(self)` (`vrsqrt14ps`,
-    /// `vrsqrtps`; exact for `f32`), for the unguarded hot loops, which apply
+    /// `vrsqrtps`; `frsqrte` with one step on NEON, whose estimate has only
+    /// 8 bits; exact for `f32`), for the unguarded hot loops, which apply
     /// their own Newton–Raphson step (`super::kernels::pull_fast`). Only
     /// meaningful for positive normal inputs.
     fn rsqrt_estimate(self) -> Self;
@@ -286,7 +288,125 @@ mod x86 {
     }
 }
 
-#[cfg(all(test, target_arch = "x86_64"))]
+#[cfg(target_arch = "aarch64")]
+pub(crate) use arm::F32x4;
+
+#[cfg(target_arch = "aarch64")]
+mod arm {
+    use core::arch::aarch64::*;
+    use core::ops::{Add, Mul, Neg, Sub};
+
+    use super::Simd;
+    use gpu_kernels::interaction::Real;
+
+    /// Four `f32` lanes in a NEON register (NEON is part of the aarch64 base
+    /// architecture, so these are always available there).
+    #[derive(Clone, Copy, Debug)]
+    #[repr(transparent)]
+    pub(crate) struct F32x4(float32x4_t);
+
+    // SAFETY (every `unsafe` block below): NEON is always present on
+    // aarch64; the pointer accesses are bounds-checked first.
+
+    macro_rules! binop {
+        ($tr:ident, $f:ident, $intr:ident) => {
+            impl $tr for F32x4 {
+                type Output = F32x4;
+                #[inline(always)]
+                fn $f(self, rhs: F32x4) -> F32x4 {
+                    Self(unsafe { $intr(self.0, rhs.0) })
+                }
+            }
+        };
+    }
+
+    binop!(Add, add, vaddq_f32);
+    binop!(Sub, sub, vsubq_f32);
+    binop!(Mul, mul, vmulq_f32);
+
+    impl Neg for F32x4 {
+        type Output = F32x4;
+        #[inline(always)]
+        fn neg(self) -> F32x4 {
+            Self(unsafe { vnegq_f32(self.0) })
+        }
+    }
+
+    /// `frsqrte` (about 8 bits) and one Newton–Raphson step,
+    /// `y0 (3 - x y0^2) / 2` with `frsqrts(x, y0^2)`: about 16 bits, what the
+    /// hot loops' own step expects of an estimate (the x86 estimates have 12
+    /// or 14). `frsqrts` gives 1.5 for `0 * inf`, so `0 -> inf` and
+    /// `inf -> 0` come out right.
+    #[inline(always)]
+    fn step(x: float32x4_t, y: float32x4_t) -> float32x4_t {
+        unsafe { vmulq_f32(y, vrsqrtsq_f32(x, vmulq_f32(y, y))) }
+    }
+
+    /// See [`step`].
+    #[inline(always)]
+    fn estimate(x: float32x4_t) -> float32x4_t {
+        step(x, unsafe { vrsqrteq_f32(x) })
+    }
+
+    impl Real for F32x4 {
+        #[inline(always)]
+        fn splat(v: f32) -> Self {
+            Self(unsafe { vdupq_n_f32(v) })
+        }
+
+        #[inline(always)]
+        fn mul_add(self, a: Self, b: Self) -> Self {
+            // vfmaq_f32(c, x, y) = c + x y, one rounding.
+            Self(unsafe { vfmaq_f32(b.0, self.0, a.0) })
+        }
+
+        /// [`estimate`] and a second step: f32 accuracy.
+        #[inline(always)]
+        fn rsqrt(self) -> Self {
+            Self(step(self.0, estimate(self.0)))
+        }
+
+        #[inline(always)]
+        fn min_finite(self) -> Self {
+            // `fminnm` returns the number when the other operand is NaN.
+            Self(unsafe { vminnmq_f32(self.0, vdupq_n_f32(f32::MAX)) })
+        }
+    }
+
+    impl Simd for F32x4 {
+        const LANES: usize = 4;
+
+        #[inline(always)]
+        fn load(src: &[f32]) -> Self {
+            let src = &src[..4];
+            Self(unsafe { vld1q_f32(src.as_ptr()) })
+        }
+
+        #[inline(always)]
+        fn store(self, dst: &mut [f32]) {
+            let dst = &mut dst[..4];
+            unsafe { vst1q_f32(dst.as_mut_ptr(), self.0) }
+        }
+
+        #[inline(always)]
+        fn rsqrt_estimate(self) -> Self {
+            Self(estimate(self.0))
+        }
+
+        #[inline(always)]
+        fn neg_mul_add(self, a: Self, b: Self) -> Self {
+            // vfmsq_f32(c, x, y) = c - x y, one rounding.
+            Self(unsafe { vfmsq_f32(b.0, self.0, a.0) })
+        }
+
+        #[inline(always)]
+        fn sum(self) -> f32 {
+            unsafe { vaddvq_f32(self.0) }
+        }
+    }
+}
+
+#[cfg(all(test, any(target_arch = "x86_64", target_arch = "aarch64")))]
 mod tests {
     use super::*;
     use gpu_kernels::interaction::{PointMass, Vec3, interaction};
@@ -343,11 +463,13 @@ mod tests {
         }
     }
 
+    #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
     unsafe fn probe_avx2(x: &[f32]) -> Probe {
         probe::<F32x8>(x)
     }
 
+    #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f")]
     unsafe fn probe_avx512(x: &[f32]) -> Probe {
         probe::<F32x16>(x)
@@ -417,6 +539,7 @@ mod tests {
         }
     }
 
+    #[cfg(target_arch = "x86_64")]
     #[test]
     fn avx2_vectors_match_the_scalar_semantics() {
         if !(is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")) {
@@ -429,6 +552,7 @@ mod tests {
         check("avx2", p, 8, 4e-7);
     }
 
+    #[cfg(target_arch = "x86_64")]
     #[test]
     fn avx512_vectors_match_the_scalar_semantics() {
         if !is_x86_feature_detected!("avx512f") {
@@ -438,5 +562,12 @@ mod tests {
         // SAFETY: the CPU has AVX-512F.
         let p = unsafe { probe_avx512(&inputs()) };
         check("avx512", p, 16, 2e-7);
+    }
+
+    #[cfg(target_arch = "aarch64")]
+    #[test]
+    fn neon_vectors_match_the_scalar_semantics() {
+        // Two Newton steps from an 8-bit estimate.
+        check("neon", probe::<F32x4>(&inputs()), 4, 4e-7);
     }
 }
