@@ -7,7 +7,7 @@
 //!
 //! | group | sizes | what |
 //! | --- | --- | --- |
-//! | `cpu` | 1k, 4k, 16k | the SIMD CPU backend (best instruction set), semi-implicit Euler, one step per iteration |
+//! | `cpu` | 1k, 4k, 16k | the SIMD CPU backend (best instruction set), semi-implicit Euler, one step per iteration; `simt` and `tiled` held on the all-pairs loop (`third_law_min_n = usize::MAX`; by default they switch to the Newton's-third-law loop from N = 1024), `triangle` the third-law loop |
 //! | `emulator-tiny` | 256 | the GPU kernel bodies on CPU threads, race detector off: a check that the emulator path works, **not** a GPU speed |
 //! | `cuda` | 1k .. 256k | with `--features cuda` and a device: timed by CUDA events around the launches (`Simulation::device_seconds`), synchronised before the clock is read |
 //!
@@ -20,7 +20,7 @@
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use nbody_host::{Backend, Integrator, Kernel, Simulation, ic};
+use nbody_host::{Backend, CpuTuning, Integrator, Kernel, Simulation, ic};
 
 /// The notebook's run: uniform cube, softening 0.1, `dt = 0.01`, Euler.
 fn simulation(n: usize, kernel: Kernel, backend: Backend) -> nbody_host::Result<Simulation> {
@@ -31,6 +31,11 @@ fn simulation(n: usize, kernel: Kernel, backend: Backend) -> nbody_host::Result<
         .integrator(Integrator::SemiImplicitEuler)
         .backend(backend)
         .emulator_race_detection(false)
+        // Each kernel's own CPU loop: all pairs for Simt and Tiled.
+        .cpu_tuning(CpuTuning {
+            third_law_min_n: usize::MAX,
+            ..CpuTuning::default()
+        })
         .build()
 }
 

@@ -64,7 +64,8 @@ fn configs(backend: &str) -> Vec<Config> {
     let mut out = Vec::new();
     if backend == "cpu" {
         // On the CPU, SIMT and tiled run the same all-pairs loop (block size
-        // unused); its knobs are the i-block per task and the j cache tile.
+        // unused; held there, not switched to the third-law loop); its knobs
+        // are the i-block per task and the j cache tile.
         for i_block in [128, 512, 1024] {
             for j_tile in [1024, 4096, 16384] {
                 out.push(Config {
@@ -73,6 +74,7 @@ fn configs(backend: &str) -> Vec<Config> {
                     cpu: Some(CpuTuning {
                         i_block,
                         j_tile,
+                        third_law_min_n: usize::MAX,
                         ..CpuTuning::default()
                     }),
                 });

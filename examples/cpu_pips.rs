@@ -200,6 +200,8 @@ fn main() -> Result<()> {
                 isa: Some(isa),
                 i_block: cli.i_block.unwrap_or(defaults.i_block),
                 j_tile: cli.j_tile.unwrap_or(defaults.j_tile),
+                // Simt and Tiled measured on their own (all-pairs) loop.
+                third_law_min_n: usize::MAX,
             };
             let mut sim = Simulation::builder(bodies.clone())
                 .softening(0.1)

@@ -59,6 +59,7 @@ impl TuningProfile {
                 "isa": t.isa.map(Isa::name),
                 "i_block": t.i_block,
                 "j_tile": t.j_tile,
+                "third_law_min_n": t.third_law_min_n,
             })
         });
         let value = json!({
@@ -125,10 +126,16 @@ impl TuningProfile {
                         "cpu_tuning i_block = {i_block}, j_tile = {j_tile}: both must be at least 1"
                     ));
                 }
+                // Absent in profiles saved before the field existed.
+                let third_law_min_n = match t.get("third_law_min_n") {
+                    None => CpuTuning::default().third_law_min_n,
+                    Some(_) => count(t, "third_law_min_n")?,
+                };
                 Some(CpuTuning {
                     isa,
                     i_block,
                     j_tile,
+                    third_law_min_n,
                 })
             }
         };
@@ -181,6 +188,7 @@ mod tests {
                 isa: Some(Isa::Scalar),
                 i_block: 512,
                 j_tile: 4096,
+                third_law_min_n: usize::MAX,
             }),
             pips: 5.5e9,
         }
@@ -200,6 +208,29 @@ mod tests {
         let path = dir.path().join("best.json");
         p.save(&path).unwrap();
         assert_eq!(TuningProfile::load(&path).unwrap(), p);
+    }
+
+    #[test]
+    fn third_law_min_n_round_trips_defaults_when_absent_and_is_checked() {
+        let good = profile().to_json();
+        let field = format!("\"third_law_min_n\": {}", usize::MAX);
+        assert!(good.contains(&field), "{good}");
+        // A profile written before the field existed: the default.
+        let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+        v["cpu_tuning"]
+            .as_object_mut()
+            .unwrap()
+            .remove("third_law_min_n")
+            .unwrap();
+        let old = v.to_string();
+        let loaded = TuningProfile::from_json(&old).unwrap();
+        assert_eq!(
+            loaded.cpu_tuning.unwrap().third_law_min_n,
+            CpuTuning::default().third_law_min_n
+        );
+        let err =
+            TuningProfile::from_json(&good.replace(&field, "\"third_law_min_n\": -3")).unwrap_err();
+        assert!(err.contains("third_law_min_n"), "{err}");
     }
 
     #[test]

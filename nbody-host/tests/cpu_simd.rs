@@ -167,9 +167,9 @@ fn coincident_bodies_in_different_blocks_give_no_nan() {
     for isa in Isa::available() {
         for kernel in kernels() {
             let t = CpuTuning {
-                isa: Some(isa),
                 i_block: 1,
                 j_tile: 1,
+                ..tuning(isa)
             };
             let acc = sim(&b, kernel, 0.0, t).accelerations().unwrap();
             let err = max_relative_error(&acc, &want);
@@ -239,6 +239,7 @@ fn all_pairs_results_do_not_depend_on_the_blocking() {
                 isa: Some(isa),
                 i_block,
                 j_tile,
+                third_law_min_n: usize::MAX,
             };
             let acc = sim(&b, Kernel::Simt { block: 64 }, 0.0, t)
                 .accelerations()
@@ -259,9 +260,9 @@ fn all_pairs_results_do_not_depend_on_the_blocking() {
             };
             for i_block in [1, 48, 160, 1 << 20] {
                 let t = CpuTuning {
-                    isa: Some(isa),
                     i_block,
                     j_tile: 1,
+                    ..tuning(isa)
                 };
                 let acc = sim(&b, Kernel::Triangle { block: 64 }, eps, t)
                     .accelerations()
@@ -273,6 +274,43 @@ fn all_pairs_results_do_not_depend_on_the_blocking() {
                 );
             }
         }
+    }
+}
+
+#[test]
+fn simt_and_tiled_switch_to_the_third_law_loop_at_third_law_min_n() {
+    let b = bodies(300, 21);
+    let want = {
+        let sys = System64::from_bodies(&b);
+        oracle::accelerations(&sys.pos, &sys.mass, 1.0, 0.1f32 as f64)
+    };
+    for isa in Isa::available() {
+        let run = |kernel: Kernel, third_law_min_n: usize| {
+            let t = CpuTuning {
+                third_law_min_n,
+                ..tuning(isa)
+            };
+            bits(&sim(&b, kernel, 0.1, t).accelerations().unwrap())
+        };
+        let triangle = run(Kernel::Triangle { block: 64 }, usize::MAX);
+        let all_pairs = run(Kernel::Simt { block: 64 }, usize::MAX);
+        assert_ne!(
+            triangle, all_pairs,
+            "{isa}: the two loops sum in different orders"
+        );
+        for kernel in [Kernel::Simt { block: 64 }, Kernel::Tiled { block: 128 }] {
+            assert_eq!(run(kernel, 300), triangle, "{isa} {kernel}: N = threshold");
+            assert_eq!(
+                run(kernel, 301),
+                all_pairs,
+                "{isa} {kernel}: N below threshold"
+            );
+        }
+        let acc = sim(&b, Kernel::Tiled { block: 64 }, 0.1, tuning(isa))
+            .accelerations()
+            .unwrap();
+        let err = max_relative_error(&acc, &want);
+        assert!(err <= TOLERANCE, "{isa}: {err:.3e}");
     }
 }
 

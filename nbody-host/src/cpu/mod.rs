@@ -155,6 +155,15 @@ pub struct CpuTuning {
     /// j-bodies per cache tile of the all-pairs loop (16 bytes each). At
     /// least 1; default 2048 (32 KiB, an L1 data cache).
     pub j_tile: usize,
+    /// From this many bodies on, [`Kernel::Simt`] and [`Kernel::Tiled`] also
+    /// run the Newton's-third-law loop (each pair once), which is then the
+    /// faster one: same physics, sums in a different (but still fixed)
+    /// order. [`Kernel::Triangle`] always runs it. `usize::MAX` keeps Simt
+    /// and Tiled on the all-pairs loop, whose sum for each body runs over
+    /// `j = 0..N` in order whatever the blocking. Default 1024 (from there on
+    /// the third-law loop is 1.2x faster or more with AVX-512 and with AVX2
+    /// on the machine of `docs/performance.md`; at 512 they tie).
+    pub third_law_min_n: usize,
 }
 
 impl Default for CpuTuning {
@@ -163,6 +172,7 @@ impl Default for CpuTuning {
             isa: None,
             i_block: 2048,
             j_tile: 2048,
+            third_law_min_n: 1024,
         }
     }
 }
@@ -181,6 +191,9 @@ pub struct CpuEngine {
     /// padded length: equal blocks up to one `kernels.tri_group`.
     tri_bounds: Vec<usize>,
     j_tile: usize,
+    /// Whether the forces come from the Newton's-third-law loop
+    /// ([`Kernel::Triangle`], or `N >= CpuTuning::third_law_min_n`).
+    third_law: bool,
     soa: Soa,
     ax: Vec<f32>,
     ay: Vec<f32>,
@@ -317,6 +330,8 @@ impl CpuEngine {
             all_pairs_block,
             tri_bounds,
             j_tile: tuning.j_tile,
+            third_law: matches!(params.kernel, Kernel::Triangle { .. })
+                || n >= tuning.third_law_min_n,
             soa: Soa::default(),
             ax: Vec::new(),
             ay: Vec::new(),
@@ -330,7 +345,7 @@ impl CpuEngine {
 
     fn compute_accelerations(&mut self) {
         let n = self.pos.len();
-        let triangle = matches!(self.params.kernel, Kernel::Triangle { .. });
+        let triangle = self.third_law;
         let padded = if triangle {
             *self.tri_bounds.last().expect("at least one bound")
         } else {
