@@ -29,8 +29,8 @@ use anyhow::{Context, Result};
 use clap::{Parser, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use nbody_host::{
-    Backend, Bodies, Checkpoint, Integrator, Kernel, Params, Simulation, SimulationBuilder, ic,
-    snapshot,
+    Backend, Bodies, Checkpoint, CpuTuning, Integrator, Isa, Kernel, Params, Simulation,
+    SimulationBuilder, ic, snapshot,
 };
 
 /// Direct-summation N-body gravity: the seed notebook's tiled-kernel run.
@@ -90,6 +90,16 @@ struct Cli {
     /// Steps between rendered frames
     #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     render_every: u64,
+    /// CPU backend: use this instruction set (avx512, avx2+fma, neon, scalar)
+    /// instead of the best one detected
+    #[arg(long, value_name = "ISA", value_parser = parse_isa)]
+    cpu_isa: Option<Isa>,
+}
+
+fn parse_isa(name: &str) -> std::result::Result<Isa, String> {
+    Isa::from_name(name).ok_or_else(|| {
+        format!("unknown instruction set {name:?}: avx512, avx2+fma, neon or scalar")
+    })
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -220,6 +230,13 @@ fn configure(builder: SimulationBuilder, cli: &Cli, base: &Params) -> Simulation
         None => base.integrator,
         Some(IntegratorArg::Euler) => Integrator::SemiImplicitEuler,
         Some(IntegratorArg::Leapfrog) => Integrator::Leapfrog,
+    };
+    let builder = match cli.cpu_isa {
+        Some(isa) => builder.cpu_tuning(CpuTuning {
+            isa: Some(isa),
+            ..CpuTuning::default()
+        }),
+        None => builder,
     };
     builder
         .dt(cli.dt.unwrap_or(base.dt as f64))

@@ -123,6 +123,7 @@ fn a_tiny_run_prints_the_result_line() {
 fn bad_flags_and_files_give_one_error_line() {
     assert!(run_err(&["--bogus"]).contains("--bogus"));
     assert!(run_err(&["--kernel", "warp"]).contains("warp"));
+    assert!(run_err(&["--cpu-isa", "avx9"]).contains("avx9"));
     assert!(run_err(&["--n", "many"]).contains("many"));
     assert!(run_err(&["--every", "3"]).contains("--checkpoint"));
     assert!(run_err(&["--checkpoint", "c", "--every", "0"]).contains('0'));
@@ -149,6 +150,35 @@ fn bad_flags_and_files_give_one_error_line() {
     assert!(e.contains("junk.npy: not a valid npy file"), "{e}");
     #[cfg(not(feature = "cuda"))]
     assert!(run_err(&["--backend", "cuda", "--n", "8"]).contains("--features cuda"));
+    // A known instruction set this CPU lacks: the library's error.
+    let missing_isa = nbody_host::Isa::ALL
+        .into_iter()
+        .find(|isa| !isa.is_available())
+        .expect("no CPU has every instruction set");
+    let e = run_err(&[
+        "--n",
+        "8",
+        "--backend",
+        "cpu",
+        "--cpu-isa",
+        missing_isa.name(),
+    ]);
+    assert!(
+        e.contains(missing_isa.name()) && e.contains("not available"),
+        "{e}"
+    );
+    // One it has runs.
+    let out = run_ok(&[
+        "--n",
+        "40",
+        "--steps",
+        "2",
+        "--backend",
+        "cpu",
+        "--cpu-isa",
+        "scalar",
+    ]);
+    assert!(out.contains("result backend=cpu"), "{out}");
     // --help is not an error.
     let (out, result) = run(&["--help"]);
     assert!(result.is_ok() && out.contains("--checkpoint"), "{out}");
