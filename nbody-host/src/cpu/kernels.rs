@@ -2,7 +2,7 @@
 //!
 //! Every loop is an `#[inline(always)]` generic body instantiated inside one
 //! `#[target_feature]` entry point per instruction set, so the vector
-//! operations compile to AVX-512 or AVX2/FMA instructions; [`KernelSet`]
+//! operations compile to AVX-512, AVX2/FMA or NEON instructions; [`KernelSet`]
 //! hands out the entry points of an instruction set only after checking
 //! that the CPU has it.
 //!
@@ -385,8 +385,8 @@ fn sweep_pairs<V: Simd, const IB: usize, const GUARD: bool>(
     }
 }
 
-/// Adds `react[k]`, summed across lanes and negated into place by the
-/// sweeps, to body `k` of `acc`.
+/// Adds `react[k]` (already the reaction, `-m_i s r`, from the sweeps),
+/// summed across lanes, to body `at + k` of `acc`.
 #[inline(always)]
 fn add_reactions<V: Simd>(acc: &mut AccBlock<'_>, at: usize, react: &[Vec3<V>]) {
     for (k, r) in react.iter().enumerate() {
