@@ -177,46 +177,13 @@ fn one_sided<V: Simd, const IB: usize, const GUARD: bool>(
     debug_assert_eq!(len % group, 0);
     let eps2 = V::splat(eps2);
     let three = V::splat(3.0);
-    let zero = V::splat(0.0);
-    let masses = if GUARD { &soa.m } else { &soa.m8 };
     let mut start = js.start;
     while start < js.end {
         let end = start.saturating_add(j_tile.max(1)).min(js.end);
-        let (tx, ty, tz, tm) = (
-            &soa.x[start..end],
-            &soa.y[start..end],
-            &soa.z[start..end],
-            &masses[start..end],
-        );
+        let tile = Bodies::of(soa, start, end - start, !GUARD);
         for g in (0..len).step_by(group) {
-            // Plain loops, not `array::from_fn`: a closure would not inherit
-            // the caller's target features, and the loads would not inline.
-            let mut pi = [PointMass {
-                x: zero,
-                y: zero,
-                z: zero,
-                m: zero,
-            }; IB];
-            let mut a = [Vec3::<V>::zero(); IB];
-            for b in 0..IB {
-                pi[b] = soa.load(i0 + g + b * lanes, false);
-                a[b] = acc.load(g + b * lanes);
-            }
-            for (((&x, &y), &z), &m) in tx.iter().zip(ty).zip(tz).zip(tm) {
-                let pj = PointMass {
-                    x: V::splat(x),
-                    y: V::splat(y),
-                    z: V::splat(z),
-                    m: V::splat(m),
-                };
-                for b in 0..IB {
-                    a[b] = if GUARD {
-                        interaction(a[b], &pi[b], &pj, eps2)
-                    } else {
-                        pull_fast(a[b], &pi[b], &pj, eps2, three)
-                    };
-                }
-            }
+            let (pi, mut a) = load_group::<V, IB>(soa, i0 + g, acc, g, false);
+            pull_all::<V, IB, GUARD>(&tile, &pi, &mut a, eps2, three);
             for (b, &ab) in a.iter().enumerate() {
                 acc.store(g + b * lanes, ab);
             }
@@ -423,6 +390,28 @@ fn load_group<V: Simd, const IB: usize>(
     (pi, a)
 }
 
+/// Adds to the accelerations `a` of the `IB` i-vectors `pi` the pull of
+/// every body of `bodies`, in order, each broadcast to every lane.
+#[inline(always)]
+fn pull_all<V: Simd, const IB: usize, const GUARD: bool>(
+    bodies: &Bodies<'_>,
+    pi: &[PointMass<V>; IB],
+    a: &mut [Vec3<V>; IB],
+    eps2: V,
+    three: V,
+) {
+    for k in 0..bodies.x.len() {
+        let pj = bodies.broadcast::<V>(k);
+        for b in 0..IB {
+            a[b] = if GUARD {
+                interaction(a[b], &pi[b], &pj, eps2)
+            } else {
+                pull_fast(a[b], &pi[b], &pj, eps2, three)
+            };
+        }
+    }
+}
+
 /// Every pair between block `I` (bodies `i0..`, accelerations `acc_i`, a
 /// multiple of `IB * LANES` long) and block `J` (bodies `j0..`, `acc_j`),
 /// once each: i-bodies in lanes, `IB` vectors of them in registers, j-bodies
@@ -479,20 +468,14 @@ fn diag_tile<V: Simd, const IB: usize, const GUARD: bool>(
         let end = c + chunk_len(nj - c);
         let react = &mut react[..end - c];
         react.fill(Vec3::zero());
-        let own = Bodies::of(soa, i0, end, !GUARD);
         for g in (0..acc.len()).step_by(group).take_while(|&g| g < end) {
             let (pi, mut a) = load_group::<V, IB>(soa, i0 + g, acc, g, !GUARD);
-            // The group's own bodies: one-sided.
-            for j in g.max(c)..(g + group).min(end) {
-                let pj = own.broadcast::<V>(j);
-                for b in 0..IB {
-                    a[b] = if GUARD {
-                        interaction(a[b], &pi[b], &pj, eps2)
-                    } else {
-                        pull_fast(a[b], &pi[b], &pj, eps2, three)
-                    };
-                }
-            }
+            // The group's own bodies within the chunk (none if the group
+            // ends before it): one-sided.
+            let lo = g.max(c);
+            let hi = (g + group).min(end).max(lo);
+            let own = Bodies::of(soa, i0 + lo, hi - lo, !GUARD);
+            pull_all::<V, IB, GUARD>(&own, &pi, &mut a, eps2, three);
             // The bodies after the group: each pair once.
             let after = (g + group).max(c).min(end);
             sweep_pairs::<V, IB, GUARD>(
