@@ -51,7 +51,7 @@ pub(crate) struct Soa {
     /// Masses (0 for padding).
     pub m: Vec<f32>,
     /// Masses divided by 8 (exactly, a power of two), for [`pull_fast`] and
-    /// [`pair_fast`], which fold the `1/2` of the Newton–Raphson step, cubed,
+    /// [`pair_back`], which fold the `1/2` of the Newton–Raphson step, cubed,
     /// into the mass.
     pub m8: Vec<f32>,
 }
@@ -128,6 +128,22 @@ impl AccBlock<'_> {
     }
 }
 
+/// `r = x_j - x_i` and `w = y0 e = 2 / sqrt(r^2 + eps^2)` (to the refined
+/// estimate's accuracy): the part of [`pull_fast`] and [`pair_front`] before
+/// the masses come in.
+#[inline(always)]
+fn separation_and_w<V: Simd>(
+    pi: &PointMass<V>,
+    pj: &PointMass<V>,
+    eps2: V,
+    three: V,
+) -> (V, V, V, V) {
+    let (dx, dy, dz) = (pj.x - pi.x, pj.y - pi.y, pj.z - pi.z);
+    let d2 = dz.mul_add(dz, dy.mul_add(dy, dx.mul_add(dx, eps2)));
+    let y0 = d2.rsqrt_estimate();
+    (dx, dy, dz, y0 * (d2 * y0).neg_mul_add(y0, three))
+}
+
 /// [`interaction_distinct`](gpu_kernels::interaction::interaction_distinct) rearranged for the CPU's hot loop: `acc +=
 /// m_j r / (r^2 + eps^2)^(3/2)`, `r = x_j - x_i`, with `m8j = m_j / 8`.
 ///
@@ -148,10 +164,7 @@ pub(crate) fn pull_fast<V: Simd>(
     eps2: V,
     three: V,
 ) -> Vec3<V> {
-    let (dx, dy, dz) = (pj.x - pi.x, pj.y - pi.y, pj.z - pi.z);
-    let d2 = dz.mul_add(dz, dy.mul_add(dy, dx.mul_add(dx, eps2)));
-    let y0 = d2.rsqrt_estimate();
-    let w = y0 * (d2 * y0).neg_mul_add(y0, three);
+    let (dx, dy, dz, w) = separation_and_w(pi, pj, eps2, three);
     let f = (pj.m * w) * (w * w);
     Vec3 {
         x: dx.mul_add(f, acc.x),
@@ -217,10 +230,7 @@ struct PairFront<V> {
 
 #[inline(always)]
 fn pair_front<V: Simd>(pi: &PointMass<V>, pj: &PointMass<V>, eps2: V, three: V) -> PairFront<V> {
-    let (dx, dy, dz) = (pj.x - pi.x, pj.y - pi.y, pj.z - pi.z);
-    let d2 = dz.mul_add(dz, dy.mul_add(dy, dx.mul_add(dx, eps2)));
-    let y0 = d2.rsqrt_estimate();
-    let w = y0 * (d2 * y0).neg_mul_add(y0, three);
+    let (dx, dy, dz, w) = separation_and_w(pi, pj, eps2, three);
     PairFront {
         dx,
         dy,
@@ -334,7 +344,7 @@ fn sweep_pairs<V: Simd, const IB: usize, const GUARD: bool>(
     for b in 0..IB {
         front[b] = pair_front(&pi[b], &pj, eps2, three);
     }
-    let (last, before_last) = react.split_last_mut().expect("js is not empty");
+    let (last, before_last) = react.split_last_mut().expect("react is not empty");
     for (k, r) in before_last.iter_mut().enumerate() {
         let next_pj = bodies.broadcast::<V>(k + 1);
         let mut next = front;

@@ -208,7 +208,7 @@ enum TriTask<'a> {
     Pair(usize, AccBlock<'a>, usize, AccBlock<'a>),
 }
 
-/// Round `r < rounds(nb)` of a round-robin tournament of `nb` blocks: pairs
+/// Round `r < nb` of a round-robin tournament of `nb` blocks (`nb` rounds): pairs
 /// `(a, b)`, `a < b`, and diagonal blocks, no block twice. Over the rounds
 /// every pair and every diagonal block occurs exactly once.
 ///
@@ -219,7 +219,7 @@ enum TriTask<'a> {
 /// split evenly over an even thread count), then one round of all the
 /// diagonals.
 fn round(nb: usize, r: usize) -> (Vec<(usize, usize)>, Vec<usize>) {
-    debug_assert!(r < rounds(nb));
+    debug_assert!(r < nb);
     let even = nb.is_multiple_of(2);
     if even && r == nb - 1 {
         return (Vec::new(), (0..nb).collect());
@@ -249,11 +249,6 @@ fn split_blocks<'a>(mut v: &'a mut [f32], bounds: &[usize]) -> Vec<&'a mut [f32]
             block
         })
         .collect()
-}
-
-/// Rounds of the schedule of [`round`]: `nb`.
-fn rounds(nb: usize) -> usize {
-    nb
 }
 
 /// The block boundaries of the Newton's-third-law schedule for `n` bodies:
@@ -394,7 +389,7 @@ impl CpuEngine {
         );
         let n = pos.len();
         let nb = bounds.len() - 1;
-        for r in 0..rounds(nb) {
+        for r in 0..nb {
             let mut blocks: Vec<Option<AccBlock<'_>>> = split_blocks(&mut self.ax, bounds)
                 .into_iter()
                 .zip(split_blocks(&mut self.ay, bounds))
@@ -555,7 +550,7 @@ mod tests {
         for nb in 1..=12 {
             let mut seen = vec![vec![0u32; nb]; nb];
             let mut byes = vec![0u32; nb];
-            for r in 0..rounds(nb) {
+            for r in 0..nb {
                 let (pairs, diags) = round(nb, r);
                 let mut busy = vec![false; nb];
                 for &(a, b) in &pairs {
