@@ -30,12 +30,6 @@ fn simulation(n: usize, kernel: Kernel, backend: Backend) -> nbody_host::Result<
         .kernel(kernel)
         .integrator(Integrator::SemiImplicitEuler)
         .backend(backend)
-        .emulator_race_detection(false)
-        // Each kernel's own CPU loop: all pairs for Simt and Tiled.
-        .cpu_tuning(CpuTuning {
-            third_law_min_n: usize::MAX,
-            ..CpuTuning::default()
-        })
         .build()
 }
 
@@ -56,7 +50,12 @@ fn cpu(c: &mut Criterion) {
     for n in [1024, 4096, 16384] {
         group.throughput(Throughput::Elements((n * n) as u64));
         for kernel in kernels(256) {
-            let mut sim = simulation(n, kernel, Backend::Cpu).expect("CPU backend");
+            // Each kernel's own CPU loop: all pairs for Simt and Tiled.
+            let all_pairs = CpuTuning {
+                third_law_min_n: usize::MAX,
+                ..CpuTuning::default()
+            };
+            let mut sim = simulation(n, kernel, Backend::Cpu(all_pairs)).expect("CPU backend");
             group.bench_function(BenchmarkId::new(kernel.name(), n), |b| {
                 b.iter(|| sim.step(1).expect("step"))
             });
@@ -74,7 +73,7 @@ fn emulator_tiny(c: &mut Criterion) {
     let n = 256;
     group.throughput(Throughput::Elements((n * n) as u64));
     for kernel in kernels(64) {
-        let mut sim = simulation(n, kernel, Backend::Emulator).expect("emulator");
+        let mut sim = simulation(n, kernel, Backend::emulator()).expect("emulator");
         group.bench_function(BenchmarkId::new(kernel.name(), n), |b| {
             b.iter(|| sim.step(1).expect("step"))
         });

@@ -118,8 +118,8 @@ fn main() -> ExitCode {
 /// The sweep (everything but the exit status).
 pub fn run(cli: Cli) -> Result<()> {
     let (backend, default_n) = match cli.backend.as_str() {
-        "cpu" => (Backend::Cpu, 16384),
-        "emulator" => (Backend::Emulator, 256),
+        "cpu" => (Backend::cpu(), 16384),
+        "emulator" => (Backend::emulator(), 256),
         "cuda" => (Backend::Cuda { device: 0 }, 65536),
         other => bail!("unknown backend {other:?}: cpu, emulator or cuda"),
     };
@@ -133,17 +133,17 @@ pub fn run(cli: Cli) -> Result<()> {
     }
     let bodies = ic::uniform_cube(n, cli.seed);
     let mut rows: Vec<(Config, f64)> = Vec::new();
-    let mut device = String::new();
+    let mut device = None;
     for config in configs(&cli.backend) {
-        let mut builder = Simulation::builder(bodies.clone())
+        let builder = Simulation::builder(bodies.clone())
             .softening(0.1)
             .dt(0.01)
             .integrator(Integrator::SemiImplicitEuler)
             .kernel(config.kernel)
-            .backend(backend);
-        if let Some(tuning) = config.cpu {
-            builder = builder.cpu_tuning(tuning);
-        }
+            .backend(match config.cpu {
+                Some(tuning) => Backend::Cpu(tuning),
+                None => backend,
+            });
         let mut sim = match builder.build() {
             Ok(sim) => sim,
             // A block too large for this device's shared memory is a
@@ -154,7 +154,7 @@ pub fn run(cli: Cli) -> Result<()> {
             }
             Err(e) => return Err(e).context(format!("building {}", config.label)),
         };
-        device = sim.backend().to_string();
+        device = Some(sim.backend());
         sim.step(1)?;
         let mut best = f64::INFINITY;
         for _ in 0..cli.repeat {
@@ -170,8 +170,11 @@ pub fn run(cli: Cli) -> Result<()> {
         eprintln!("{:<26} {pips:.3e} PIPS", config.label);
         rows.push((config, pips));
     }
-    let Some(best) = (0..rows.len()).max_by(|&a, &b| rows[a].1.total_cmp(&rows[b].1)) else {
-        bail!("no configuration could run on {device}");
+    let (Some(best), Some(device)) = (
+        (0..rows.len()).max_by(|&a, &b| rows[a].1.total_cmp(&rows[b].1)),
+        device,
+    ) else {
+        bail!("no configuration could run on the {} backend", cli.backend);
     };
 
     println!(
@@ -208,8 +211,7 @@ pub fn run(cli: Cli) -> Result<()> {
 
     let (config, pips) = &rows[best];
     let profile = TuningProfile {
-        backend: cli.backend.clone(),
-        device,
+        backend: device,
         n,
         kernel: config.kernel,
         cpu_tuning: config.cpu,
@@ -225,7 +227,7 @@ pub fn run(cli: Cli) -> Result<()> {
     let tuning = profile.cpu_tuning.unwrap_or_default();
     println!(
         "best backend={} kernel={} block={} i_block={} j_tile={} pips={:.6e}",
-        profile.backend,
+        profile.backend.name(),
         profile.kernel.name(),
         profile.kernel.block(),
         tuning.i_block,

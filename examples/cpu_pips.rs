@@ -208,8 +208,7 @@ fn main() -> Result<()> {
                 .dt(0.01)
                 .kernel(kernel)
                 .integrator(Integrator::SemiImplicitEuler)
-                .backend(Backend::Cpu)
-                .cpu_tuning(tuning)
+                .backend(Backend::Cpu(tuning))
                 .build()?;
             sim.step(1)?;
             let mut seconds = f64::INFINITY;

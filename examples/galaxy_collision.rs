@@ -43,7 +43,7 @@ fn parse() -> Result<Args, String> {
         every: 10,
         softening: 0.05,
         seed: 1,
-        backend: Backend::Cpu,
+        backend: Backend::cpu(),
         size: (480, 300),
         out: "galaxy_collision.gif".into(),
         frames: None,
@@ -62,10 +62,10 @@ fn parse() -> Result<Args, String> {
             "--backend" => {
                 let v = value()?;
                 a.backend = match v.as_str() {
-                    "cpu" => Backend::Cpu,
+                    "cpu" => Backend::cpu(),
                     "auto" => Backend::Auto,
                     "cuda" => Backend::Cuda { device: 0 },
-                    "emulator" => Backend::Emulator,
+                    "emulator" => Backend::emulator(),
                     _ => return Err(bad(&v)),
                 }
             }

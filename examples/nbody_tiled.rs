@@ -215,39 +215,36 @@ fn initial_conditions(ic: IcArg, n: usize, seed: u64) -> Bodies {
 /// Applies the command line's parameters over `base` (the defaults or the
 /// checkpoint's).
 fn configure(builder: SimulationBuilder, cli: &Cli, base: &Params) -> SimulationBuilder {
-    let block = cli.block.unwrap_or(base.kernel.block());
+    let block = cli.block.unwrap_or(base.kernel().block());
     let kernel = match cli.kernel {
-        None => match base.kernel {
+        None => match base.kernel() {
             Kernel::Simt { .. } => Kernel::Simt { block },
             Kernel::Tiled { .. } => Kernel::Tiled { block },
-            Kernel::Triangle { .. } => Kernel::Triangle { block },
+            _ => Kernel::Triangle { block },
         },
         Some(KernelArg::Simt) => Kernel::Simt { block },
         Some(KernelArg::Tiled) => Kernel::Tiled { block },
         Some(KernelArg::Triangle) => Kernel::Triangle { block },
     };
     let integrator = match cli.integrator {
-        None => base.integrator,
+        None => base.integrator(),
         Some(IntegratorArg::Euler) => Integrator::SemiImplicitEuler,
         Some(IntegratorArg::Leapfrog) => Integrator::Leapfrog,
     };
-    let builder = match cli.cpu_isa {
-        Some(isa) => builder.cpu_tuning(CpuTuning {
-            isa: Some(isa),
-            ..CpuTuning::default()
-        }),
-        None => builder,
-    };
+    let cpu = Backend::Cpu(CpuTuning {
+        isa: cli.cpu_isa,
+        ..CpuTuning::default()
+    });
     builder
-        .dt(cli.dt.unwrap_or(base.dt as f64))
-        .softening(cli.softening.unwrap_or(base.softening as f64))
+        .dt(cli.dt.unwrap_or(base.dt() as f64))
+        .softening(cli.softening.unwrap_or(base.gravity().softening() as f64))
         .kernel(kernel)
         .integrator(integrator)
         .backend(match cli.backend {
             BackendArg::Auto => Backend::Auto,
-            BackendArg::Cpu => Backend::Cpu,
+            BackendArg::Cpu => cpu,
             BackendArg::Cuda => Backend::Cuda { device: 0 },
-            BackendArg::Emulator => Backend::Emulator,
+            BackendArg::Emulator => Backend::emulator(),
         })
 }
 
@@ -371,13 +368,15 @@ fn run(cli: &Cli, out: &mut dyn Write, show_progress: bool) -> Result<()> {
     };
     let de = e1.relative_change_from(&e0);
     let p = sim.params();
-    let (backend, kernel, integrator) = (sim.backend(), p.kernel, p.integrator);
+    let (backend, method, integrator) = (sim.backend(), sim.method(), p.integrator());
     let w = |e: std::io::Error| anyhow::Error::new(e).context("writing the report");
     writeln!(out, "backend     {backend}").map_err(w)?;
     writeln!(
         out,
-        "kernel      {kernel}, {integrator}, dt {}, softening {}, G {}",
-        p.dt, p.softening, p.g
+        "kernel      {} as {method}, {integrator}, dt {}, {}",
+        p.kernel(),
+        p.dt(),
+        p.force()
     )
     .map_err(w)?;
     writeln!(out, "bodies      {n}, steps {to_run} ({start} -> {target})").map_err(w)?;
@@ -393,7 +392,7 @@ fn run(cli: &Cli, out: &mut dyn Write, show_progress: bool) -> Result<()> {
         out,
         "result backend={} kernel={} integrator={} n={n} steps={to_run} seconds={seconds} pips={pips:.6e} energy_rel_change={de:.4e}",
         backend.name(),
-        kernel.name(),
+        method,
         integrator.name(),
     )
     .map_err(w)?;

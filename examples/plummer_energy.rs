@@ -86,7 +86,7 @@ fn run_one(a: &Args, integrator: Integrator) -> nbody_host::Result<EnergySeries>
         .dt(a.dt)
         .softening(a.softening)
         .integrator(integrator)
-        .backend(Backend::Cpu)
+        .backend(Backend::cpu())
         .build()?;
     let steps = (a.t / a.dt).round().max(1.0) as u64;
     let samples = steps.min(200);
@@ -110,6 +110,7 @@ fn run_one(a: &Args, integrator: Integrator) -> nbody_host::Result<EnergySeries>
         label: match integrator {
             Integrator::SemiImplicitEuler => "semi-implicit Euler (notebook)".into(),
             Integrator::Leapfrog => "leapfrog (KDK)".into(),
+            other => other.name().into(),
         },
         points,
     })

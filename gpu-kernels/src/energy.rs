@@ -28,8 +28,8 @@ use crate::vec4::Vec4;
 ///
 /// # Safety
 /// `pos` and `vel` hold `n` elements, `partials` holds
-/// [`launch::energy_partials`](crate::launch::energy_partials)`(n, block)`;
-/// launched with [`launch::energy`](crate::launch::energy)`(n, block)`, `block` valid.
+/// [`shape::energy_partials`](crate::shape::energy_partials)`(n, block)`;
+/// launched with [`shape::energy`](crate::shape::energy)`(n, block)`, `block` valid.
 ///
 /// # Parameters
 /// `eps2`: softening length squared (the same as the force's).
@@ -101,35 +101,6 @@ pub unsafe fn energy_partials<E: Exec>(
             let block = e.block_idx();
             e.store(partials, 2 * block, e.shared_load::<f64>(0));
             e.store(partials, 2 * block + 1, e.shared_load::<f64>(b));
-        }
-    }
-}
-
-#[cfg(target_arch = "nvptx64")]
-mod entry_points {
-    use super::*;
-    use crate::nvptx::Gpu;
-
-    /// See [`energy_partials`].
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn nbody_energy(
-        pos: *mut Vec4,
-        vel: *mut Vec4,
-        n: u32,
-        eps2: f32,
-        partials: *mut f64,
-    ) {
-        let block = unsafe { core::arch::nvptx::_block_dim_x() };
-        let len = crate::launch::energy_partials(n, block);
-        unsafe {
-            energy_partials(
-                &Gpu,
-                Global::new(pos, n),
-                Global::new(vel, n),
-                n,
-                eps2,
-                Global::new(partials, len),
-            )
         }
     }
 }

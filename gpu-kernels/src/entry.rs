@@ -1,10 +1,29 @@
-//! The PTX entry points: stable names and parameter lists.
+//! The kernel table: every PTX entry point declared once.
 //!
-//! Each `extern "ptx-kernel"` function (compiled for `nvptx64` only, next to
-//! its generic body) is listed here with its parameters in order. The host
-//! builds every launch from these descriptions, and a test in `nbody-host`
-//! checks them against the committed PTX, so a kernel signature cannot drift
-//! from what the host passes.
+//! One line per entry point names its PTX symbol, its generic body and its
+//! parameters, buffers with their element type and length. From that one
+//! declaration [`kernel_table!`] generates:
+//!
+//! - on `nvptx64`, the `#[no_mangle] extern "ptx-kernel"` wrapper that turns
+//!   raw pointers into [`Global`] views and calls the body with the GPU's
+//!   [`Exec`];
+//! - [`Entry`], the list of entry points with their PTX names and parameter
+//!   types ([`Entry::params`]), which a test in `nbody-host` checks against the
+//!   committed PTX;
+//! - [`Launch`], one typed variant per entry point holding the launch's
+//!   arguments (buffers as a handle type `B` of the host's choosing), whose
+//!   [`Launch::args`] the CUDA engine marshals and whose [`Launch::run`] the
+//!   emulator calls with its own `Exec`.
+//!
+//! So a kernel's signature exists in two places only, its body and its line
+//! here, and the compiler holds them together: a wrong argument count or
+//! type in the table is a compile error in the wrapper and in [`Launch::run`].
+
+use crate::exec::{Exec, Global, Word};
+#[cfg(target_arch = "nvptx64")]
+use crate::nvptx::Gpu;
+use crate::vec4::Vec4;
+use crate::{energy, integrate, shape, simt, tiled, triangle};
 
 /// The PTX type of one kernel parameter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,107 +36,372 @@ pub enum Param {
     F32,
 }
 
-/// A kernel entry point: its PTX name and parameter list.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct EntryPoint {
-    /// The `#[no_mangle]` name in the PTX module.
-    pub name: &'static str,
-    /// Parameter names, for messages and docs.
-    pub param_names: &'static [&'static str],
-    /// Parameter types, in order.
-    pub params: &'static [Param],
+/// One argument of a [`Launch`]: a device buffer (by the host's handle `B`)
+/// or a scalar.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Arg<B> {
+    /// A device buffer, passed as its address.
+    Ptr(B),
+    /// A `u32` scalar.
+    U32(u32),
+    /// An `f32` scalar.
+    F32(f32),
 }
 
-use Param::{F32, Ptr, U32};
+impl<B> Arg<B> {
+    /// The PTX parameter type this argument is passed as.
+    pub fn param(&self) -> Param {
+        match self {
+            Arg::Ptr(_) => Param::Ptr,
+            Arg::U32(_) => Param::U32,
+            Arg::F32(_) => Param::F32,
+        }
+    }
+}
 
-/// [`simt::simt_euler`](crate::simt::simt_euler).
-pub const SIMT_EULER: EntryPoint = EntryPoint {
-    name: "nbody_simt_euler",
-    param_names: &["pos_in", "pos_out", "vel", "n", "dt", "g", "eps2"],
-    params: &[Ptr, Ptr, Ptr, U32, F32, F32, F32],
-};
-/// [`simt::simt_accel`](crate::simt::simt_accel).
-pub const SIMT_ACCEL: EntryPoint = EntryPoint {
-    name: "nbody_simt_accel",
-    param_names: &["pos", "acc", "n", "g", "eps2"],
-    params: &[Ptr, Ptr, U32, F32, F32],
-};
-/// [`tiled::tiled_euler`](crate::tiled::tiled_euler).
-pub const TILED_EULER: EntryPoint = EntryPoint {
-    name: "nbody_tiled_euler",
-    param_names: &["pos_in", "pos_out", "vel", "n", "dt", "g", "eps2"],
-    params: &[Ptr, Ptr, Ptr, U32, F32, F32, F32],
-};
-/// [`tiled::tiled_accel`](crate::tiled::tiled_accel).
-pub const TILED_ACCEL: EntryPoint = EntryPoint {
-    name: "nbody_tiled_accel",
-    param_names: &["pos", "acc", "n", "g", "eps2"],
-    params: &[Ptr, Ptr, U32, F32, F32],
-};
-/// [`triangle::triangle_accel`](crate::triangle::triangle_accel).
-pub const TRIANGLE_ACCEL: EntryPoint = EntryPoint {
-    name: "nbody_triangle_accel",
-    param_names: &["pos", "acc", "n", "g", "eps2"],
-    params: &[Ptr, Ptr, U32, F32, F32],
-};
-/// [`integrate::euler_from_accel`](crate::integrate::euler_from_accel).
-pub const EULER_FROM_ACCEL: EntryPoint = EntryPoint {
-    name: "nbody_euler_from_accel",
-    param_names: &["pos_in", "pos_out", "vel", "acc", "n", "dt"],
-    params: &[Ptr, Ptr, Ptr, Ptr, U32, F32],
-};
-/// [`integrate::kick`](crate::integrate::kick).
-pub const KICK: EntryPoint = EntryPoint {
-    name: "nbody_kick",
-    param_names: &["vel", "acc", "n", "dt"],
-    params: &[Ptr, Ptr, U32, F32],
-};
-/// [`integrate::drift`](crate::integrate::drift).
-pub const DRIFT: EntryPoint = EntryPoint {
-    name: "nbody_drift",
-    param_names: &["pos_in", "pos_out", "vel", "n", "dt"],
-    params: &[Ptr, Ptr, Ptr, U32, F32],
-};
-/// [`energy::energy_partials`](crate::energy::energy_partials).
-pub const ENERGY: EntryPoint = EntryPoint {
-    name: "nbody_energy",
-    param_names: &["pos", "vel", "n", "eps2", "partials"],
-    params: &[Ptr, Ptr, U32, F32, Ptr],
-};
+/// The most parameters an entry point may have ([`Args`] holds them inline).
+pub const MAX_PARAMS: usize = 16;
 
-/// [`integrate::check_finite`](crate::integrate::check_finite).
-pub const CHECK_FINITE: EntryPoint = EntryPoint {
-    name: "nbody_check_finite",
-    param_names: &["pos", "vel", "n", "step", "flag"],
-    params: &[Ptr, Ptr, U32, U32, Ptr],
-};
+/// The arguments of one launch in parameter order, held inline (no allocation).
+#[derive(Clone, Copy, Debug)]
+pub struct Args<B> {
+    items: [Arg<B>; MAX_PARAMS],
+    len: usize,
+}
 
-/// Every entry point of the PTX module.
-pub const ALL: &[EntryPoint] = &[
-    SIMT_EULER,
-    SIMT_ACCEL,
-    TILED_EULER,
-    TILED_ACCEL,
-    TRIANGLE_ACCEL,
-    EULER_FROM_ACCEL,
-    KICK,
-    DRIFT,
-    ENERGY,
-    CHECK_FINITE,
-];
+impl<B: Copy> Args<B> {
+    fn new(args: &[Arg<B>]) -> Self {
+        let mut items = [Arg::U32(0); MAX_PARAMS];
+        items[..args.len()].copy_from_slice(args);
+        Args {
+            items,
+            len: args.len(),
+        }
+    }
+
+    /// The arguments, in the entry point's parameter order.
+    pub fn as_slice(&self) -> &[Arg<B>] {
+        &self.items[..self.len]
+    }
+}
+
+/// What the host hands a kernel for a buffer parameter: a handle that can be
+/// viewed as a [`Global`] of the element type the kernel declares.
+///
+/// The emulator implements it for its device memory; the CUDA engine never
+/// needs it (it passes addresses through [`Launch::args`]).
+pub trait Buffer: Copy {
+    /// A view of the buffer as `len` elements of `T`.
+    fn global<T: Word>(self, len: u32) -> Global<T>;
+}
+
+/// The PTX parameter type of a table entry's parameter.
+macro_rules! param_kind {
+    ($t:ident [$len:expr]) => {
+        Param::Ptr
+    };
+    (u32) => {
+        Param::U32
+    };
+    (f32) => {
+        Param::F32
+    };
+}
+
+/// The field type in [`Launch`]: the host's buffer handle, or the scalar.
+macro_rules! field_type {
+    ($b:ident; $t:ident [$len:expr]) => {
+        $b
+    };
+    ($b:ident; $t:ident) => {
+        $t
+    };
+}
+
+/// One argument of [`Launch::args`].
+macro_rules! to_arg {
+    ($v:expr, $t:ident [$len:expr]) => {
+        Arg::Ptr($v)
+    };
+    ($v:expr, u32) => {
+        Arg::U32($v)
+    };
+    ($v:expr, f32) => {
+        Arg::F32($v)
+    };
+}
+
+/// The value [`Launch::run`] passes the body: a `Global` view, or the scalar.
+macro_rules! host_value {
+    ($v:ident, $t:ident [$len:expr]) => {
+        Buffer::global::<$t>($v, $len)
+    };
+    ($v:ident, $t:ident) => {
+        $v
+    };
+}
+
+/// The nvptx wrapper's parameter type: a raw pointer, or the scalar.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! ptx_type {
+    ($t:ident [$len:expr]) => { *mut $t };
+    ($t:ident) => { $t };
+}
+
+/// The value the nvptx wrapper passes the body: a `Global` view, or the scalar.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! ptx_value {
+    ($v:ident, $t:ident [$len:expr]) => {
+        Global::new($v, $len)
+    };
+    ($v:ident, $t:ident) => {
+        $v
+    };
+}
+
+/// Declares the entry points; see the module documentation.
+///
+/// `|e|` names the thread's `Exec` for the buffer-length expressions, which
+/// may use it and the scalar parameters.
+macro_rules! kernel_table {
+    (
+        |$e:ident|
+        $(
+            $(#[$doc:meta])*
+            $variant:ident = $symbol:ident => $($body:ident)::+ (
+                $($p:ident : $t:ident $([$len:expr])?),* $(,)?
+            );
+        )*
+    ) => {
+        /// Every PTX entry point of the module.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Entry {
+            $(
+                $(#[$doc])*
+                $variant,
+            )*
+        }
+
+        impl Entry {
+            /// Every entry point, in table order.
+            pub const ALL: &'static [Entry] = &[$(Entry::$variant),*];
+
+            /// The `#[no_mangle]` name in the PTX module.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $(Entry::$variant => stringify!($symbol),)*
+                }
+            }
+
+            /// Parameter types, in order: what the PTX `.entry` declares.
+            pub const fn params(self) -> &'static [Param] {
+                match self {
+                    $(Entry::$variant => &[$(param_kind!($t $([$len])?)),*],)*
+                }
+            }
+        }
+
+        /// One kernel launch's entry point and arguments, buffers named by the
+        /// host's handle `B`.
+        // (`derive` cannot see through the field-type macro: the impls are below.)
+        pub enum Launch<B> {
+            $(
+                $(#[$doc])*
+                #[allow(missing_docs)]
+                $variant { $($p: field_type!(B; $t $([$len])?)),* },
+            )*
+        }
+
+        impl<B: Copy> Clone for Launch<B> {
+            fn clone(&self) -> Self {
+                *self
+            }
+        }
+
+        impl<B: Copy> Copy for Launch<B> {}
+
+        impl<B: Copy + PartialEq> PartialEq for Launch<B> {
+            fn eq(&self, other: &Self) -> bool {
+                self.entry() == other.entry() && self.args().as_slice() == other.args().as_slice()
+            }
+        }
+
+        impl<B: core::fmt::Debug> core::fmt::Debug for Launch<B> {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                match self {
+                    $(Launch::$variant { $($p),* } => f
+                        .debug_struct(stringify!($variant))
+                        $(.field(stringify!($p), $p))*
+                        .finish(),)*
+                }
+            }
+        }
+
+        impl<B: Copy> Launch<B> {
+            /// The entry point this launch runs.
+            pub const fn entry(&self) -> Entry {
+                match self {
+                    $(Launch::$variant { .. } => Entry::$variant,)*
+                }
+            }
+
+            /// The arguments, in the PTX parameter order.
+            pub fn args(&self) -> Args<B> {
+                match *self {
+                    $(Launch::$variant { $($p),* } => Args::new(&[$(to_arg!($p, $t $([$len])?)),*]),)*
+                }
+            }
+
+            /// The same launch with every buffer handle mapped through `f`.
+            pub fn map_buffers<C>(self, mut f: impl FnMut(B) -> C) -> Launch<C> {
+                match self {
+                    $(Launch::$variant { $($p),* } => Launch::$variant {
+                        $($p: map_field!(f, $p, $t $([$len])?)),*
+                    },)*
+                }
+            }
+        }
+
+        impl<B: Buffer> Launch<B> {
+            /// Runs this thread's part of the launch: the entry point's body with
+            /// `exec` as the execution model (the emulator's path).
+            ///
+            /// # Safety
+            /// As for the body: every buffer holds the elements its length
+            /// expression says, and the launch shape is the one the body's
+            /// documentation requires.
+            pub unsafe fn run<E: Exec>(self, exec: &E) {
+                match self {
+                    $(Launch::$variant { $($p),* } => {
+                        let $e = exec;
+                        // SAFETY: the caller's contract is the body's.
+                        unsafe { $($body)::+($e, $(host_value!($p, $t $([$len])?)),*) }
+                    })*
+                }
+            }
+        }
+
+        /// The `extern "ptx-kernel"` wrappers: raw pointers in, `Global` views
+        /// and the GPU's `Exec` handed to the generic bodies.
+        #[cfg(target_arch = "nvptx64")]
+        mod ptx_entry_points {
+            use super::*;
+
+            $(
+                $(#[$doc])*
+                #[unsafe(no_mangle)]
+                pub unsafe extern "ptx-kernel" fn $symbol($($p: ptx_type!($t $([$len])?)),*) {
+                    let $e = &Gpu;
+                    // SAFETY: the host launches each entry point with the
+                    // buffers and shape its body requires (nbody-host's plans,
+                    // checked against this table and the PTX).
+                    unsafe { $($body)::+($e, $(ptx_value!($p, $t $([$len])?)),*) }
+                }
+            )*
+        }
+    };
+}
+
+/// A buffer field mapped through the closure; scalars copied.
+macro_rules! map_field {
+    ($f:ident, $v:ident, $t:ident [$len:expr]) => {
+        $f($v)
+    };
+    ($f:ident, $v:ident, $t:ident) => {
+        $v
+    };
+}
+
+kernel_table! {
+    |e|
+    /// All-pairs forces fused with a semi-implicit Euler step, one thread per
+    /// body: [`simt::simt_euler`].
+    SimtEuler = nbody_simt_euler => simt::simt_euler(
+        pos_in: Vec4[n], pos_out: Vec4[n], vel: Vec4[n], n: u32, dt: f32, g: f32, eps2: f32,
+    );
+    /// All-pairs accelerations, one thread per body: [`simt::simt_accel`].
+    SimtAccel = nbody_simt_accel => simt::simt_accel(
+        pos: Vec4[n], acc: Vec4[n], n: u32, g: f32, eps2: f32,
+    );
+    /// Shared-memory tiled forces fused with a semi-implicit Euler step:
+    /// [`tiled::tiled_euler`].
+    TiledEuler = nbody_tiled_euler => tiled::tiled_euler(
+        pos_in: Vec4[n], pos_out: Vec4[n], vel: Vec4[n], n: u32, dt: f32, g: f32, eps2: f32,
+    );
+    /// Shared-memory tiled accelerations: [`tiled::tiled_accel`].
+    TiledAccel = nbody_tiled_accel => tiled::tiled_accel(
+        pos: Vec4[n], acc: Vec4[n], n: u32, g: f32, eps2: f32,
+    );
+    /// Newton's-third-law accelerations, added to `acc`:
+    /// [`triangle::triangle_accel`].
+    TriangleAccel = nbody_triangle_accel => triangle::triangle_accel(
+        pos: Vec4[n], acc: Vec4[n], n: u32, g: f32, eps2: f32,
+    );
+    /// A kick then a drift by the same `dt`, from stored accelerations:
+    /// [`integrate::kick_drift`].
+    KickDrift = nbody_kick_drift => integrate::kick_drift(
+        pos_in: Vec4[n], pos_out: Vec4[n], vel: Vec4[n], acc: Vec4[n], n: u32, dt: f32,
+    );
+    /// `v += a dt`: [`integrate::kick`].
+    Kick = nbody_kick => integrate::kick(vel: Vec4[n], acc: Vec4[n], n: u32, dt: f32);
+    /// `x' = x + v dt`: [`integrate::drift`].
+    Drift = nbody_drift => integrate::drift(
+        pos_in: Vec4[n], pos_out: Vec4[n], vel: Vec4[n], n: u32, dt: f32,
+    );
+    /// Per-block kinetic and potential energy sums: [`energy::energy_partials`].
+    Energy = nbody_energy => energy::energy_partials(
+        pos: Vec4[n], vel: Vec4[n], n: u32, eps2: f32,
+        partials: f64[shape::energy_partials(n, e.block_dim())],
+    );
+    /// The divergence check: [`integrate::check_finite`].
+    CheckFinite = nbody_check_finite => integrate::check_finite(
+        pos: Vec4[n], vel: Vec4[n], n: u32, step: u32, flag: u32[2],
+    );
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn names_are_unique_and_lists_consistent() {
-        for (k, a) in ALL.iter().enumerate() {
-            assert_eq!(a.params.len(), a.param_names.len(), "{}", a.name);
-            assert!(a.name.starts_with("nbody_"));
-            for b in &ALL[k + 1..] {
-                assert_ne!(a.name, b.name);
+    fn names_are_unique_and_prefixed() {
+        for (k, a) in Entry::ALL.iter().enumerate() {
+            assert!(a.name().starts_with("nbody_"), "{}", a.name());
+            assert!(a.params().len() <= MAX_PARAMS, "{}", a.name());
+            for b in &Entry::ALL[k + 1..] {
+                assert_ne!(a.name(), b.name());
             }
         }
+    }
+
+    #[test]
+    fn args_follow_the_declared_parameters() {
+        let launch = Launch::TiledEuler {
+            pos_in: 'a',
+            pos_out: 'b',
+            vel: 'c',
+            n: 7,
+            dt: 0.5,
+            g: 2.0,
+            eps2: 0.25,
+        };
+        assert_eq!(launch.entry(), Entry::TiledEuler);
+        let args = launch.args();
+        let kinds: [Param; 7] = core::array::from_fn(|k| args.as_slice()[k].param());
+        assert_eq!(&kinds[..], Entry::TiledEuler.params());
+        assert_eq!(
+            args.as_slice(),
+            &[
+                Arg::Ptr('a'),
+                Arg::Ptr('b'),
+                Arg::Ptr('c'),
+                Arg::U32(7),
+                Arg::F32(0.5),
+                Arg::F32(2.0),
+                Arg::F32(0.25)
+            ]
+        );
+        let mapped = launch.map_buffers(|c| c as u32);
+        assert_eq!(mapped.args().as_slice()[1], Arg::Ptr('b' as u32));
     }
 }

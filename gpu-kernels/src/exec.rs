@@ -100,7 +100,7 @@ impl Global<crate::Vec4> {
 /// The CUDA execution model, one-dimensional launches.
 ///
 /// All indices are `u32`, as on the GPU; the host limits `n` so that no index
-/// computation can overflow (see [`launch::MAX_BODIES`](crate::launch::MAX_BODIES)).
+/// computation can overflow (see [`shape::MAX_BODIES`](crate::shape::MAX_BODIES)).
 ///
 /// # Safety of the memory methods
 /// The caller (a kernel body) guarantees that indices are in bounds, that a

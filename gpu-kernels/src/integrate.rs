@@ -1,7 +1,9 @@
-//! Time integration: semi-implicit Euler (the seed notebook's scheme) and the
-//! kick and drift halves of leapfrog (kick-drift-kick, velocity Verlet).
+//! The integrators' per-body operations: kick (`v += a h`), drift
+//! (`x += v h`), the two fused (semi-implicit Euler from stored accelerations),
+//! and the divergence check. Which integrator runs them in which order is the
+//! host's business (`nbody-host`'s `integrator.rs`).
 //!
-//! All are one thread per body, launched with [`launch::per_body`](crate::launch::per_body).
+//! All are one thread per body, launched with [`shape::per_body`](crate::shape::per_body).
 //! Positions are double-buffered: kernels that move bodies read `pos_in` and write
 //! `pos_out`, so no thread ever reads a position another thread has already moved.
 
@@ -33,16 +35,18 @@ pub fn global_thread<E: Exec>(e: &E) -> u32 {
     e.block_idx() * e.block_dim() + e.thread_idx()
 }
 
-/// Semi-implicit Euler from precomputed accelerations (those of the triangle
-/// kernel), then clears `acc` for the next accumulation.
+/// A kick and a drift by the same `dt`, fused: `v' = v + a dt`,
+/// `x' = x + v' dt` (semi-implicit Euler from stored accelerations, e.g. the
+/// triangle kernel's).
 ///
 /// # Safety
-/// `pos_in`, `pos_out`, `vel` and `acc` hold `n` elements; launched with
-/// [`launch::per_body`](crate::launch::per_body)`(n, block)`.
+/// `pos_in`, `pos_out`, `vel` and `acc` hold `n` elements, `pos_in` and
+/// `pos_out` do not overlap; launched with
+/// [`shape::per_body`](crate::shape::per_body)`(n, block)`.
 ///
 /// # Parameters
 /// `dt`: time step. `acc` holds `G`-scaled accelerations.
-pub unsafe fn euler_from_accel<E: Exec>(
+pub unsafe fn kick_drift<E: Exec>(
     e: &E,
     pos_in: Global<Vec4>,
     pos_out: Global<Vec4>,
@@ -67,7 +71,6 @@ pub unsafe fn euler_from_accel<E: Exec>(
             );
             e.store(vel, i, v);
             e.store(pos_out, i, p);
-            e.store(acc, i, Vec4::ZERO);
         }
     }
 }
@@ -75,7 +78,7 @@ pub unsafe fn euler_from_accel<E: Exec>(
 /// Kick: `v += a dt` (leapfrog uses `dt / 2` twice per step).
 ///
 /// # Safety
-/// `vel` and `acc` hold `n` elements; launched with [`launch::per_body`](crate::launch::per_body).
+/// `vel` and `acc` hold `n` elements; launched with [`shape::per_body`](crate::shape::per_body).
 pub unsafe fn kick<E: Exec>(e: &E, vel: Global<Vec4>, acc: Global<Vec4>, n: u32, dt: f32) {
     let i = global_thread(e);
     if i < n {
@@ -99,7 +102,7 @@ pub unsafe fn kick<E: Exec>(e: &E, vel: Global<Vec4>, acc: Global<Vec4>, n: u32,
 /// Drift: `x' = x + v dt`, from `pos_in` into `pos_out`; mass kept.
 ///
 /// # Safety
-/// All buffers hold `n` elements; launched with [`launch::per_body`](crate::launch::per_body).
+/// All buffers hold `n` elements; launched with [`shape::per_body`](crate::shape::per_body).
 pub unsafe fn drift<E: Exec>(
     e: &E,
     pos_in: Global<Vec4>,
@@ -140,7 +143,7 @@ pub const ALL_FINITE: u32 = u32::MAX;
 ///
 /// # Safety
 /// `pos` and `vel` hold `n` elements, `flag` two; launched with
-/// [`launch::per_body`](crate::launch::per_body).
+/// [`shape::per_body`](crate::shape::per_body).
 pub unsafe fn check_finite<E: Exec>(
     e: &E,
     pos: Global<Vec4>,
@@ -164,83 +167,6 @@ pub unsafe fn check_finite<E: Exec>(
                 e.store(flag, 0, step);
                 e.store(flag, 1, i);
             }
-        }
-    }
-}
-
-#[cfg(target_arch = "nvptx64")]
-mod entry_points {
-    use super::*;
-    use crate::nvptx::Gpu;
-
-    /// See [`euler_from_accel`].
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn nbody_euler_from_accel(
-        pos_in: *mut Vec4,
-        pos_out: *mut Vec4,
-        vel: *mut Vec4,
-        acc: *mut Vec4,
-        n: u32,
-        dt: f32,
-    ) {
-        unsafe {
-            euler_from_accel(
-                &Gpu,
-                Global::new(pos_in, n),
-                Global::new(pos_out, n),
-                Global::new(vel, n),
-                Global::new(acc, n),
-                n,
-                dt,
-            )
-        }
-    }
-
-    /// See [`check_finite`].
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn nbody_check_finite(
-        pos: *mut Vec4,
-        vel: *mut Vec4,
-        n: u32,
-        step: u32,
-        flag: *mut u32,
-    ) {
-        unsafe {
-            check_finite(
-                &Gpu,
-                Global::new(pos, n),
-                Global::new(vel, n),
-                n,
-                step,
-                Global::new(flag, 2),
-            )
-        }
-    }
-
-    /// See [`kick`].
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn nbody_kick(vel: *mut Vec4, acc: *mut Vec4, n: u32, dt: f32) {
-        unsafe { kick(&Gpu, Global::new(vel, n), Global::new(acc, n), n, dt) }
-    }
-
-    /// See [`drift`].
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn nbody_drift(
-        pos_in: *mut Vec4,
-        pos_out: *mut Vec4,
-        vel: *mut Vec4,
-        n: u32,
-        dt: f32,
-    ) {
-        unsafe {
-            drift(
-                &Gpu,
-                Global::new(pos_in, n),
-                Global::new(pos_out, n),
-                Global::new(vel, n),
-                n,
-                dt,
-            )
         }
     }
 }

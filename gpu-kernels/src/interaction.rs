@@ -2,8 +2,8 @@
 //!
 //! The functions are generic over [`Real`], the number type of one lane: an
 //! `f32` in the GPU kernels and in the emulator, a SIMD vector of `f32` (one
-//! body per lane) in the host's vectorised backend. So there is exactly one
-//! formula in the library:
+//! body per lane) in the host's vectorised backend. Every backend computes
+//! this formula:
 //!
 //! ```text
 //! a_i += m_j r_ij / (|r_ij|^2 + eps^2)^(3/2),   r_ij = x_j - x_i
@@ -13,18 +13,22 @@
 //! 3 subtractions, 3 FMAs for `|r|^2 + eps^2`, one `rsqrt`, 3 multiplications
 //! for `m_j / d^3`, 3 FMAs into the accumulator: 13 operations, the floor for
 //! this formula on a GPU. `G` is applied once per body by the callers, not per pair.
+//! The GPU kernels and the emulator call these functions as they are; the CPU
+//! backend's hot loops use a rearranged form with the same operations
+//! (`nbody-host/src/cpu/loops.rs`, `pull_fast`), and its guarded path these.
 
 use core::ops::{Add, Mul, Neg, Sub};
 
 /// The arithmetic of one lane: what the interaction needs from a number type.
 ///
 /// Implemented here for `f32` (on the GPU with NVVM's approximate `rsqrt`, on the
-/// host exactly); `nbody-host` implements it for its SIMD vectors.
+/// host exactly); `nbody-host` implements it for its SIMD vectors. There is no
+/// constructor from `f32` here: the host's vector types are made only from a
+/// proof that the CPU has their instruction set, so generic code receives its
+/// constants as values of `Self`.
 pub trait Real:
     Copy + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Neg<Output = Self>
 {
-    /// The value `v` in every lane.
-    fn splat(v: f32) -> Self;
     /// `self * a + b` with one rounding (a fused multiply-add).
     fn mul_add(self, a: Self, b: Self) -> Self;
     /// `1 / sqrt(self)`; `+inf` for `+0`. Fast on the GPU (`rsqrt.approx.ftz.f32`,
@@ -42,11 +46,6 @@ unsafe extern "C" {
 }
 
 impl Real for f32 {
-    #[inline(always)]
-    fn splat(v: f32) -> Self {
-        v
-    }
-
     #[cfg(target_arch = "nvptx64")]
     #[inline(always)]
     fn mul_add(self, a: Self, b: Self) -> Self {
@@ -106,11 +105,10 @@ pub struct Vec3<R> {
 }
 
 impl<R: Real> Vec3<R> {
-    /// The zero vector.
+    /// `v` in every component (e.g. a vector's zero).
     #[inline(always)]
-    pub fn zero() -> Self {
-        let z = R::splat(0.0);
-        Vec3 { x: z, y: z, z }
+    pub fn splat(v: R) -> Self {
+        Vec3 { x: v, y: v, z: v }
     }
 
     /// Every component multiplied by `k`.
@@ -137,6 +135,12 @@ impl From<crate::Vec4> for PointMass<f32> {
 }
 
 impl Vec3<f32> {
+    /// The zero vector.
+    #[inline(always)]
+    pub fn zero() -> Self {
+        Vec3::splat(0.0)
+    }
+
     /// As a [`Vec4`](crate::Vec4) with `w = 0`.
     #[inline(always)]
     pub fn to_vec4(self) -> crate::Vec4 {
@@ -185,11 +189,11 @@ pub fn interaction<R: Real>(
 
 /// [`interaction`] without the self-pair guard, for the hot loops.
 ///
-/// Equal to [`interaction`] whenever `m_j / (|r|^2 + eps^2)^(3/2)` is finite,
-/// which holds for every pair when `eps > 0` and the host has checked that
-/// `max m / eps^3` is finite in f32 (it always does), and for every pair of
-/// distinct, non-coincident bodies when `eps = 0`. Kernels use it only on
-/// tiles that cannot hold body i itself nor padding.
+/// Equal to [`interaction`] whenever `m_j / (|r|^2 + eps^2)^(3/2)` is finite:
+/// for every pair when `eps > 0` and `max m / eps^3` is finite in f32, and for
+/// every pair of distinct, non-coincident bodies when `eps = 0`. Kernels use
+/// it only on tiles that cannot hold body i itself nor padding; whether the
+/// bodies themselves allow it is the host's check before stepping.
 #[inline(always)]
 pub fn interaction_distinct<R: Real>(
     acc: Vec3<R>,

@@ -12,16 +12,18 @@
 //! | [`vec4`] | the 16-byte body layout `[x, y, z, m]` |
 //! | [`interaction`] | the one pairwise interaction every kernel and the CPU backend use |
 //! | [`exec`] | the execution-model trait and the device-buffer handle |
-//! | [`launch`] | grid, block and shared-memory shapes of every kernel (pure functions) |
+//! | [`shape`] | grid, block and shared-memory shapes of every kernel (pure functions) |
 //! | [`simt`] | all-pairs, one thread per body, bodies read from global memory |
 //! | [`tiled`] | all-pairs through shared-memory tiles |
 //! | [`triangle`] | Newton's third law: each pair once, upper-triangle block schedule |
-//! | [`integrate`] | semi-implicit Euler from accelerations, kick and drift (leapfrog) |
+//! | [`integrate`] | kick, drift, the two fused, the divergence check |
 //! | [`energy`] | kinetic and softened potential energy, reduced in f64 |
+//! | [`entry`] | the kernel table: every entry point declared once |
 //!
-//! Every kernel has a generic body (`unsafe fn ...<E: Exec>`) and, on the
-//! nvptx target only, an `extern "ptx-kernel"` entry point with a stable
-//! `#[no_mangle]` name listed in [`entry`].
+//! Every kernel has a generic body (`unsafe fn ...<E: Exec>`) in its family's
+//! file and one line in the [`entry`] table, which generates the nvptx
+//! `extern "ptx-kernel"` wrapper, the host's typed [`entry::Launch`] and the
+//! emulator's dispatch.
 #![no_std]
 #![deny(missing_docs)]
 // `seq!` unrolling writes `index + 0` for the first copy of a loop body.
@@ -40,12 +42,33 @@
     allow(internal_features)
 )]
 
+/// A loop unrolled `N` times, the factor written once: the body runs with
+/// `$u = 0, 1, .., N - 1`, then `$i += N`.
+///
+/// `unrolled_while!(i + N <= end, |u| {..})` stops before a partial round;
+/// `unrolled_while!(i < end, by N, |u| {..})` is for an `end` that is a
+/// multiple of `N`.
+macro_rules! unrolled_while {
+    ($i:ident + $n:literal <= $end:expr, |$u:ident| { $($body:tt)* }) => {
+        while $i + $n <= $end {
+            seq_macro::seq!($u in 0..$n { $($body)* });
+            $i += $n;
+        }
+    };
+    ($i:ident < $end:expr, by $n:literal, |$u:ident| { $($body:tt)* }) => {
+        while $i < $end {
+            seq_macro::seq!($u in 0..$n { $($body)* });
+            $i += $n;
+        }
+    };
+}
+
 pub mod energy;
 pub mod entry;
 pub mod exec;
 pub mod integrate;
 pub mod interaction;
-pub mod launch;
+pub mod shape;
 pub mod simt;
 pub mod tiled;
 pub mod triangle;

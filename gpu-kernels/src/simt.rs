@@ -14,15 +14,10 @@
 //! itself and the hot loop uses the unguarded
 //! [`interaction_distinct`].
 
-use seq_macro::seq;
-
 use crate::exec::{Exec, Global};
 use crate::integrate::{euler_update, global_thread};
 use crate::interaction::{PointMass, Vec3, interaction_distinct};
 use crate::vec4::Vec4;
-
-/// Loop unrolling of the `j` loop.
-const UNROLL: u32 = 8;
 
 /// Sum over `j in start..end` of body j's pull on `pi` (without `G`).
 #[inline(always)]
@@ -36,13 +31,11 @@ unsafe fn sum_range<E: Exec>(
     mut acc: Vec3<f32>,
 ) -> Vec3<f32> {
     let mut j = start;
-    while j + UNROLL <= end {
-        seq!(U in 0..8 {
-            let pj = PointMass::from(unsafe { e.load(pos, j + U) });
-            acc = interaction_distinct(acc, pi, &pj, eps2);
-        });
-        j += UNROLL;
-    }
+    // Unrolled 8 times, then one at a time.
+    unrolled_while!(j + 8 <= end, |U| {
+        let pj = PointMass::from(unsafe { e.load(pos, j + U) });
+        acc = interaction_distinct(acc, pi, &pj, eps2);
+    });
     while j < end {
         let pj = PointMass::from(unsafe { e.load(pos, j) });
         acc = interaction_distinct(acc, pi, &pj, eps2);
@@ -72,7 +65,7 @@ unsafe fn accel_of<E: Exec>(
 ///
 /// # Safety
 /// `pos` and `acc` hold `n` elements; launched with
-/// [`launch::per_body`](crate::launch::per_body)`(n, block)`.
+/// [`shape::per_body`](crate::shape::per_body)`(n, block)`.
 ///
 /// # Parameters
 /// `g`: gravitational constant; `eps2`: softening length squared.
@@ -98,7 +91,7 @@ pub unsafe fn simt_accel<E: Exec>(
 ///
 /// # Safety
 /// All buffers hold `n` elements, `pos_in` and `pos_out` do not overlap;
-/// launched with [`launch::per_body`](crate::launch::per_body)`(n, block)`.
+/// launched with [`shape::per_body`](crate::shape::per_body)`(n, block)`.
 ///
 /// # Parameters
 /// `dt`: time step; `g`: gravitational constant; `eps2`: softening length squared.
@@ -120,49 +113,6 @@ pub unsafe fn simt_euler<E: Exec>(
             let (p, v) = euler_update(body, e.load(vel, i), a, dt);
             e.store(vel, i, v);
             e.store(pos_out, i, p);
-        }
-    }
-}
-
-#[cfg(target_arch = "nvptx64")]
-mod entry_points {
-    use super::*;
-    use crate::nvptx::Gpu;
-
-    /// See [`simt_accel`].
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn nbody_simt_accel(
-        pos: *mut Vec4,
-        acc: *mut Vec4,
-        n: u32,
-        g: f32,
-        eps2: f32,
-    ) {
-        unsafe { simt_accel(&Gpu, Global::new(pos, n), Global::new(acc, n), n, g, eps2) }
-    }
-
-    /// See [`simt_euler`].
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn nbody_simt_euler(
-        pos_in: *mut Vec4,
-        pos_out: *mut Vec4,
-        vel: *mut Vec4,
-        n: u32,
-        dt: f32,
-        g: f32,
-        eps2: f32,
-    ) {
-        unsafe {
-            simt_euler(
-                &Gpu,
-                Global::new(pos_in, n),
-                Global::new(pos_out, n),
-                Global::new(vel, n),
-                n,
-                dt,
-                g,
-                eps2,
-            )
         }
     }
 }

@@ -14,7 +14,7 @@
 //! Each thread carries [`TILED_BODIES_PER_THREAD`]
 //! = 2 bodies in registers, `i0 = 2 B blockIdx.x + t` and `i1 = i0 + B`, so one
 //! `LDS.128` of a `j` body serves two interactions; the grid is
-//! `ceil(N / 2B)` blocks ([`launch::tiled`](crate::launch::tiled)). Threads whose
+//! `ceil(N / 2B)` blocks ([`shape::tiled`](crate::shape::tiled)). Threads whose
 //! bodies lie past `N` still load tiles and reach every barrier; they only skip
 //! the final store.
 //!
@@ -25,16 +25,11 @@
 //! holding the block's own bodies, and the partial last tile, use the guarded
 //! [`interaction`], whose self-pair term is exactly zero for any softening.
 
-use seq_macro::seq;
-
 use crate::exec::{Exec, Global};
 use crate::integrate::euler_update;
 use crate::interaction::{PointMass, Vec3, interaction, interaction_distinct};
-use crate::launch::TILED_BODIES_PER_THREAD;
+use crate::shape::TILED_BODIES_PER_THREAD;
 use crate::vec4::Vec4;
-
-/// Unrolling of the hot loop; every valid block size is a multiple of it.
-const UNROLL: u32 = 32;
 
 /// Body `i`, or past the end (`i >= n >= 1`) a massless copy of body `n - 1`.
 ///
@@ -74,15 +69,13 @@ unsafe fn accumulate<E: Exec>(
         e.sync_threads();
         if k < full_tiles && k != first_tile && k != first_tile + 1 {
             // Neither i0 nor i1 is in this tile, and it has no padding.
+            // Unrolled 32 times: every valid block size is a multiple of 32.
             let mut s = 0;
-            while s < b {
-                seq!(U in 0..32 {
-                    let pj = PointMass::from(unsafe { e.shared_load::<Vec4>(s + U) });
-                    a0 = interaction_distinct(a0, &p0, &pj, eps2);
-                    a1 = interaction_distinct(a1, &p1, &pj, eps2);
-                });
-                s += UNROLL;
-            }
+            unrolled_while!(s < b, by 32, |U| {
+                let pj = PointMass::from(unsafe { e.shared_load::<Vec4>(s + U) });
+                a0 = interaction_distinct(a0, &p0, &pj, eps2);
+                a1 = interaction_distinct(a1, &p1, &pj, eps2);
+            });
         } else {
             let count = b.min(n - k * b);
             let mut s = 0;
@@ -103,8 +96,8 @@ unsafe fn accumulate<E: Exec>(
 ///
 /// # Safety
 /// `pos` and `acc` hold `n` elements; launched with
-/// [`launch::tiled`](crate::launch::tiled)`(n, block)` and `block` valid
-/// ([`launch::is_valid_block`](crate::launch::is_valid_block)).
+/// [`shape::tiled`](crate::shape::tiled)`(n, block)` and `block` valid
+/// ([`shape::is_valid_block`](crate::shape::is_valid_block)).
 ///
 /// # Parameters
 /// `g`: gravitational constant; `eps2`: softening length squared.
@@ -128,7 +121,7 @@ pub unsafe fn tiled_accel<E: Exec>(
 ///
 /// # Safety
 /// All buffers hold `n` elements, `pos_in` and `pos_out` do not overlap;
-/// launched with [`launch::tiled`](crate::launch::tiled)`(n, block)`, `block` valid.
+/// launched with [`shape::tiled`](crate::shape::tiled)`(n, block)`, `block` valid.
 ///
 /// # Parameters
 /// `dt`: time step; `g`: gravitational constant; `eps2`: softening length squared.
@@ -150,49 +143,6 @@ pub unsafe fn tiled_euler<E: Exec>(
                 e.store(vel, i, v);
                 e.store(pos_out, i, p);
             }
-        }
-    }
-}
-
-#[cfg(target_arch = "nvptx64")]
-mod entry_points {
-    use super::*;
-    use crate::nvptx::Gpu;
-
-    /// See [`tiled_accel`].
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn nbody_tiled_accel(
-        pos: *mut Vec4,
-        acc: *mut Vec4,
-        n: u32,
-        g: f32,
-        eps2: f32,
-    ) {
-        unsafe { tiled_accel(&Gpu, Global::new(pos, n), Global::new(acc, n), n, g, eps2) }
-    }
-
-    /// See [`tiled_euler`].
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn nbody_tiled_euler(
-        pos_in: *mut Vec4,
-        pos_out: *mut Vec4,
-        vel: *mut Vec4,
-        n: u32,
-        dt: f32,
-        g: f32,
-        eps2: f32,
-    ) {
-        unsafe {
-            tiled_euler(
-                &Gpu,
-                Global::new(pos_in, n),
-                Global::new(pos_out, n),
-                Global::new(vel, n),
-                n,
-                dt,
-                g,
-                eps2,
-            )
         }
     }
 }

@@ -4,7 +4,7 @@
 //! # Tiling
 //! With block size `B`, the bodies form `G = (N - 2) / B + 1` groups and the
 //! grid has `G (G + 1) / 2` blocks, one per group pair `(gx, gy)`, `gx <= gy`
-//! ([`launch::triangle_block_coords`](crate::launch::triangle_block_coords),
+//! ([`shape::triangle_block_coords`](crate::shape::triangle_block_coords),
 //! closed form). Block `(gx, gy)` pairs i-bodies `B gx + t` with j-bodies
 //! `B gy + 1 + slot`, `t, slot in 0..B`. On diagonal blocks (`gx == gy`) only
 //! `j > i` counts, i.e. `slot >= t`: thread `t` does `B - t` pairs. Every pair
@@ -41,7 +41,7 @@ use seq_macro::seq;
 
 use crate::exec::{Exec, Global};
 use crate::interaction::{PointMass, Vec3, pair_interaction};
-use crate::launch::{WARP, triangle_block_coords};
+use crate::shape::{WARP, triangle_block_coords};
 use crate::tiled::load_or_pad;
 use crate::vec4::Vec4;
 
@@ -85,8 +85,8 @@ unsafe fn pair_step<E: Exec>(
 ///
 /// # Safety
 /// `pos` and `acc` hold `n` elements and `acc` is zero (or holds a sum to add
-/// to); launched with [`launch::triangle`](crate::launch::triangle)`(n, block)`,
-/// `block` valid ([`launch::is_valid_block`](crate::launch::is_valid_block)).
+/// to); launched with [`shape::triangle`](crate::shape::triangle)`(n, block)`,
+/// `block` valid ([`shape::is_valid_block`](crate::shape::is_valid_block)).
 ///
 /// # Parameters
 /// `g`: gravitational constant; `eps2`: softening length squared.
@@ -160,24 +160,6 @@ pub unsafe fn triangle_accel<E: Exec>(
             e.atomic_add(comps, 4 * i + 1, g * ai.y);
             e.atomic_add(comps, 4 * i + 2, g * ai.z);
         }
-    }
-}
-
-#[cfg(target_arch = "nvptx64")]
-mod entry_points {
-    use super::*;
-    use crate::nvptx::Gpu;
-
-    /// See [`triangle_accel`].
-    #[unsafe(no_mangle)]
-    pub unsafe extern "ptx-kernel" fn nbody_triangle_accel(
-        pos: *mut Vec4,
-        acc: *mut Vec4,
-        n: u32,
-        g: f32,
-        eps2: f32,
-    ) {
-        unsafe { triangle_accel(&Gpu, Global::new(pos, n), Global::new(acc, n), n, g, eps2) }
     }
 }
 

@@ -1,88 +1,92 @@
-//! The backends behind [`Simulation`](crate::Simulation): one internal trait,
-//! three implementations side by side (`cpu`, `cuda`, `emulator`).
+//! Where a simulation runs: [`Backend`], each variant carrying its own
+//! options, and the factory that starts its engine (resolving
+//! [`Backend::Auto`] and logging the choice).
 
-use glam::Vec3;
-
-use crate::config::{Backend, BackendKind, Params};
+use crate::config::Params;
+use crate::cpu::{CpuEngine, CpuTuning};
+use crate::cuda::CudaEngine;
+use crate::emulator::EmulatorEngine;
+use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::state::{Bodies, Energy};
+use crate::state::Bodies;
 
-/// Where a run went non-finite, as an engine reports it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Divergence {
-    /// 1-based index, within the batch, of the first step after which a body
-    /// was not finite.
-    pub after_step: u64,
-    /// One such body.
-    pub body: usize,
-    /// Steps the engine actually ran in this batch (`>= after_step`).
-    pub steps_run: u64,
+/// Where the simulation runs, with that backend's options.
+///
+/// ```
+/// use nbody_host::{Backend, CpuTuning, Isa};
+///
+/// let cpu = Backend::Cpu(CpuTuning { isa: Some(Isa::Scalar), ..CpuTuning::default() });
+/// assert_eq!(Backend::cpu(), Backend::Cpu(CpuTuning::default()));
+/// assert_eq!(Backend::emulator(), Backend::Emulator { race_detection: false });
+/// # let _ = cpu;
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Backend {
+    /// CUDA device 0 when the crate was built with the `cuda` feature and a
+    /// device is present, else the CPU with its default tuning. The choice is
+    /// logged and reported by [`Simulation::backend`](crate::Simulation::backend).
+    #[default]
+    Auto,
+    /// The multithreaded SIMD CPU backend, with its instruction set and blocking.
+    Cpu(CpuTuning),
+    /// An NVIDIA GPU through CUDA (feature `cuda`).
+    Cuda {
+        /// CUDA device ordinal.
+        device: u32,
+    },
+    /// The CPU emulator of the CUDA execution model: runs the very kernel
+    /// bodies that become PTX, on CPU threads. Slow; for testing.
+    Emulator {
+        /// Record every shared-memory access and fail a launch on a race
+        /// (slower).
+        race_detection: bool,
+    },
 }
 
-/// Options that only some backends read.
-#[derive(Clone, Debug, Default)]
-pub struct EngineOptions {
-    /// CPU blocking parameters.
-    pub cpu_tuning: crate::cpu::CpuTuning,
-    /// Emulator: record shared-memory accesses and fail on races.
-    pub emulator_race_detection: bool,
-}
+impl Backend {
+    /// The CPU backend with the default tuning.
+    pub const fn cpu() -> Backend {
+        Backend::Cpu(CpuTuning::DEFAULT)
+    }
 
-/// What every backend does. Each keeps the state on its device and copies it
-/// back only when asked.
-pub trait Engine: Send {
-    /// The backend in use.
-    fn kind(&self) -> BackendKind;
-
-    /// Advances `steps` steps with the configured kernel and integrator.
-    /// Returns `Ok(Some(..))` if the state went non-finite (the engine may stop
-    /// early), `Ok(None)` otherwise.
-    fn step(&mut self, steps: u64) -> Result<Option<Divergence>>;
-
-    /// Copies positions, velocities and masses back.
-    fn read_state(&mut self) -> Result<Bodies>;
-
-    /// Kinetic and softened potential energy of the current state.
-    fn energy(&mut self) -> Result<Energy>;
-
-    /// Accelerations (`G`-scaled) at the current positions, by the configured kernel.
-    fn accelerations(&mut self) -> Result<Vec<Vec3>>;
-
-    /// Seconds the device itself spent in steps so far, where the backend can
-    /// time it (CUDA events); `None` otherwise.
-    fn device_seconds(&self) -> Option<f64> {
-        None
+    /// The emulator without race detection.
+    pub const fn emulator() -> Backend {
+        Backend::Emulator {
+            race_detection: false,
+        }
     }
 }
 
-/// Creates the engine for `backend`, resolving [`Backend::Auto`] and logging the choice.
-pub fn create(
+/// Starts the engine for `backend`, resolving [`Backend::Auto`] and logging
+/// the choice.
+pub(crate) fn create(
     backend: Backend,
     bodies: &Bodies,
     params: &Params,
-    options: &EngineOptions,
 ) -> Result<Box<dyn Engine>> {
     let engine: Box<dyn Engine> = match backend {
-        Backend::Cpu => Box::new(crate::cpu::CpuEngine::new(bodies, params, options)?),
-        Backend::Emulator => Box::new(crate::emulator::EmulatorEngine::new(
-            bodies, params, options,
-        )?),
-        Backend::Cuda { device } => Box::new(crate::cuda::CudaEngine::new(device, bodies, params)?),
-        Backend::Auto => match crate::cuda::CudaEngine::new(0, bodies, params) {
+        Backend::Cpu(tuning) => Box::new(CpuEngine::new(bodies, params, tuning)?),
+        Backend::Emulator { race_detection } => {
+            Box::new(EmulatorEngine::new(bodies, params, race_detection)?)
+        }
+        Backend::Cuda { device } => Box::new(CudaEngine::new(device, bodies, params)?),
+        Backend::Auto => match CudaEngine::new(0, bodies, params) {
             Ok(engine) => Box::new(engine),
             Err(reason @ (Error::CudaNotCompiled | Error::CudaUnavailable(_))) => {
                 log::info!("backend auto: no CUDA ({reason}); using the CPU");
-                Box::new(crate::cpu::CpuEngine::new(bodies, params, options)?)
+                Box::new(CpuEngine::new(bodies, params, CpuTuning::default())?)
             }
             Err(other) => return Err(other),
         },
     };
     log::info!(
-        "backend {:?} -> {} for N = {}, {}",
+        "backend {:?} -> {} ({}) for N = {}, {}",
         backend,
         engine.kind(),
+        engine.method(),
         bodies.len(),
-        params.kernel
+        params.kernel()
     );
     Ok(engine)
 }

@@ -19,7 +19,7 @@ pub enum Error {
     TooManyBodies {
         /// Requested number of bodies.
         n: usize,
-        /// The limit ([`gpu_kernels::launch::MAX_BODIES`]).
+        /// The limit ([`gpu_kernels::shape::MAX_BODIES`]).
         max: usize,
     },
 

@@ -5,14 +5,14 @@
 //! ```
 //! use nbody_host::{Backend, Integrator, Kernel, Simulation, ic};
 //!
-//! let bodies = ic::uniform_cube(512, 42); // the seed notebook's set-up
+//! let bodies = ic::uniform_cube(512, 42); // NVIDIA Warp's N-body set-up
 //! let mut sim = Simulation::builder(bodies)
 //!     .softening(0.1)
 //!     .dt(0.01)
 //!     .gravitational_constant(1.0)
 //!     .kernel(Kernel::Tiled { block: 128 })
 //!     .integrator(Integrator::SemiImplicitEuler)
-//!     .backend(Backend::Cpu)
+//!     .backend(Backend::cpu())
 //!     .build()?;
 //! let e0 = sim.energy()?;
 //! sim.step(10)?;
@@ -37,8 +37,11 @@ mod config;
 mod cpu;
 mod cuda;
 pub mod emulator;
+mod engine;
 mod error;
+mod force;
 pub mod ic;
+mod integrator;
 pub mod oracle;
 // Launch plans: what the CUDA engine (feature `cuda`) and the emulator execute.
 mod plan;
@@ -49,9 +52,13 @@ pub mod snapshot;
 mod state;
 pub mod tuning;
 
-pub use config::{Backend, BackendKind, DEFAULT_BLOCK, Integrator, Kernel, Params};
+pub use backend::Backend;
+pub use config::{DEFAULT_BLOCK, Kernel, Params};
 pub use cpu::{CpuTuning, Isa};
+pub use engine::BackendKind;
 pub use error::{Error, Result};
+pub use force::{ForceLaw, Gravity};
+pub use integrator::Integrator;
 pub use simulation::{Simulation, SimulationBuilder};
 pub use snapshot::Checkpoint;
 pub use state::{Bodies, Energy, Momentum, State};
@@ -66,5 +73,9 @@ pub const PTX: &str = include_str!("../ptx/gpu_kernels.ptx");
 #[doc = include_str!("../../docs/library.md")]
 pub struct LibraryGuide;
 
-/// The kernels' entry points and launch shapes, re-exported for tools.
-pub use gpu_kernels::{entry, launch};
+/// The vector types of the public API (`glam::Vec3`, `glam::DVec3`).
+pub use glam;
+/// The kernel crate: the execution model ([`gpu_kernels::exec::Exec`]),
+/// launch shapes, the body layout ([`gpu_kernels::Vec4`]) and the kernel
+/// table, for running kernels in the [`emulator`].
+pub use gpu_kernels;

@@ -5,7 +5,7 @@
 //! reciprocal square root), and simple enough to check by eye. `O(N^2)` per
 //! force evaluation, single-threaded: for validation, not for production runs.
 
-use crate::config::Integrator;
+use crate::integrator::Integrator;
 use crate::state::{Bodies, Energy};
 
 /// A system in `f64`.

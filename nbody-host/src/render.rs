@@ -18,7 +18,7 @@
 //!     .group(256..512, [80, 160, 255]);
 //! let dir = tempfile::tempdir().unwrap();
 //! let path = dir.path().join("collision.gif");
-//! let mut sim = Simulation::builder(bodies).dt(0.01).backend(Backend::Cpu).build()?;
+//! let mut sim = Simulation::builder(bodies).dt(0.01).backend(Backend::cpu()).build()?;
 //! let mut recorder = Recorder::new(renderer, 5)?.gif(&path)?;
 //! recorder.run(&mut sim, 20)?; // 4 batches of 5 steps, 5 frames with the first
 //! assert_eq!(recorder.finish()?, 5);

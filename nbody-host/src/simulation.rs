@@ -4,10 +4,12 @@ use std::path::Path;
 
 use glam::Vec3;
 
-use crate::backend::{self, Engine, EngineOptions};
-use crate::config::{Backend, BackendKind, Integrator, Kernel, Params};
-use crate::cpu::CpuTuning;
+use crate::backend::{self, Backend};
+use crate::config::{Kernel, Params};
+use crate::engine::{BackendKind, Engine};
 use crate::error::{Error, Result};
+use crate::force::ForceLaw;
+use crate::integrator::Integrator;
 use crate::snapshot::{self, Checkpoint};
 use crate::state::{Bodies, Energy, Momentum, State};
 
@@ -23,7 +25,7 @@ use crate::state::{Bodies, Energy, Momentum, State};
 /// | read back | [`state`](Simulation::state), [`accelerations`](Simulation::accelerations) |
 /// | diagnose | [`energy`](Simulation::energy), [`momentum`](Simulation::momentum), [`steps_done`](Simulation::steps_done), [`time`](Simulation::time) |
 /// | save | [`save_npy`](Simulation::save_npy), [`save_checkpoint`](Simulation::save_checkpoint) |
-/// | inspect | [`backend`](Simulation::backend), [`params`](Simulation::params), [`len`](Simulation::len) |
+/// | inspect | [`backend`](Simulation::backend), [`method`](Simulation::method), [`params`](Simulation::params), [`len`](Simulation::len) |
 ///
 /// ```
 /// use nbody_host::{Backend, Integrator, Kernel, Simulation, ic};
@@ -33,7 +35,7 @@ use crate::state::{Bodies, Energy, Momentum, State};
 ///     .softening(0.05)
 ///     .kernel(Kernel::Triangle { block: 64 })
 ///     .integrator(Integrator::Leapfrog)
-///     .backend(Backend::Cpu)
+///     .backend(Backend::cpu())
 ///     .build()?;
 /// let e0 = sim.energy()?;
 /// sim.step(100)?;
@@ -49,9 +51,9 @@ pub struct Simulation {
     pub(crate) diverged: Option<(u64, usize)>,
 }
 
-/// Configures and builds a [`Simulation`]; every setter has a default (the
-/// seed notebook's: `dt = 0.01`, softening `0.1`, `G = 1`, tiled kernel with
-/// 256 threads, semi-implicit Euler, [`Backend::Auto`]).
+/// Configures and builds a [`Simulation`]; every setter has a default (those
+/// of NVIDIA Warp's N-body example: `dt = 0.01`, softening `0.1`, `G = 1`,
+/// tiled kernel with 256 threads, semi-implicit Euler; and [`Backend::Auto`]).
 #[derive(Clone, Debug)]
 pub struct SimulationBuilder {
     pub(crate) bodies: Bodies,
@@ -61,7 +63,6 @@ pub struct SimulationBuilder {
     pub(crate) kernel: Kernel,
     pub(crate) integrator: Integrator,
     pub(crate) backend: Backend,
-    pub(crate) options: EngineOptions,
     pub(crate) start_step: u64,
 }
 
@@ -96,33 +97,22 @@ impl SimulationBuilder {
         self
     }
 
-    /// Where to run.
+    /// Where to run, with that backend's options.
     pub fn backend(mut self, backend: Backend) -> Self {
         self.backend = backend;
         self
     }
 
-    /// Blocking parameters of the CPU backend.
-    pub fn cpu_tuning(mut self, tuning: CpuTuning) -> Self {
-        self.options.cpu_tuning = tuning;
-        self
-    }
-
-    /// Applies an autotuning result: its kernel (and block size) and, if it
-    /// has one, its CPU blocking. Call [`backend`](Self::backend) as usual:
-    /// the profile does not pick the backend.
+    /// Applies an autotuning result: its kernel (and block size) and, for a
+    /// profile measured on the CPU, its CPU blocking, which makes the backend
+    /// [`Backend::Cpu`] unless another backend than [`Backend::Auto`] was
+    /// chosen. Later calls of [`backend`](Self::backend) override it.
     pub fn tuned_for(mut self, profile: &crate::TuningProfile) -> Self {
         self.kernel = profile.kernel;
-        if let Some(tuning) = profile.cpu_tuning {
-            self.options.cpu_tuning = tuning;
+        if let (Some(tuning), Backend::Auto | Backend::Cpu(_)) = (profile.cpu_tuning, self.backend)
+        {
+            self.backend = Backend::Cpu(tuning);
         }
-        self
-    }
-
-    /// Emulator only: record every shared-memory access and fail a launch on
-    /// a race (slower; off by default).
-    pub fn emulator_race_detection(mut self, on: bool) -> Self {
-        self.options.emulator_race_detection = on;
         self
     }
 
@@ -136,16 +126,11 @@ impl SimulationBuilder {
     /// Validates everything and starts the backend.
     pub fn build(self) -> Result<Simulation> {
         self.bodies.validate()?;
-        let params = Params::new(
-            self.dt,
-            self.softening,
-            self.g,
-            self.kernel,
-            self.integrator,
-        )?;
+        let force = ForceLaw::gravity(self.g, self.softening)?;
+        let params = Params::new(self.dt, force, self.kernel, self.integrator)?;
         // Launch-shape errors (grid too large) before any device work.
         crate::plan::Plan::new(self.bodies.len(), params)?;
-        let engine = backend::create(self.backend, &self.bodies, &params, &self.options)?;
+        let engine = backend::create(self.backend, &self.bodies, &params)?;
         Ok(Simulation {
             engine,
             params,
@@ -163,13 +148,12 @@ impl Simulation {
         let d = Params::default();
         SimulationBuilder {
             bodies,
-            dt: d.dt as f64,
-            softening: d.softening as f64,
-            g: d.g as f64,
-            kernel: d.kernel,
-            integrator: d.integrator,
+            dt: d.dt() as f64,
+            softening: d.gravity().softening() as f64,
+            g: d.gravity().g() as f64,
+            kernel: d.kernel(),
+            integrator: d.integrator(),
             backend: Backend::Auto,
-            options: EngineOptions::default(),
             start_step: 0,
         }
     }
@@ -236,6 +220,13 @@ impl Simulation {
         self.engine.kind()
     }
 
+    /// What enumerates the pairs, named as it runs: the GPU kernel family
+    /// (`"simt"`, `"tiled"`, `"triangle"`), or on the CPU `"all-pairs"` or
+    /// `"third-law"` (see [`Kernel`]).
+    pub fn method(&self) -> &'static str {
+        self.engine.method()
+    }
+
     /// The validated parameters.
     pub fn params(&self) -> &Params {
         &self.params
@@ -258,7 +249,7 @@ impl Simulation {
 
     /// Simulated time, `steps_done * dt`.
     pub fn time(&self) -> f64 {
-        self.step as f64 * self.params.dt as f64
+        self.step as f64 * self.params.dt() as f64
     }
 
     /// Saves the bodies as a numpy `.npy` file of shape `(N, 7)`
@@ -279,7 +270,7 @@ impl Simulation {
         Checkpoint {
             state: self.state()?,
             params: self.params,
-            backend: self.engine.kind().to_string(),
+            backend: self.engine.kind(),
         }
         .save(path)
     }
@@ -296,13 +287,14 @@ impl Simulation {
     /// A builder that continues from a loaded [`Checkpoint`] (see [`Simulation::resume`]).
     pub fn from_checkpoint(checkpoint: Checkpoint) -> SimulationBuilder {
         let p = checkpoint.params;
+        let ForceLaw::Gravity(gravity) = p.force();
         // f32 -> f64 -> f32 is exact: the resumed run gets the very same bits.
         Simulation::builder(checkpoint.state.bodies)
-            .dt(p.dt as f64)
-            .softening(p.softening as f64)
-            .gravitational_constant(p.g as f64)
-            .kernel(p.kernel)
-            .integrator(p.integrator)
+            .dt(p.dt() as f64)
+            .softening(gravity.softening() as f64)
+            .gravitational_constant(gravity.g() as f64)
+            .kernel(p.kernel())
+            .integrator(p.integrator())
             .start_step(checkpoint.state.step)
     }
 

@@ -10,12 +10,12 @@
 //! use nbody_host::{Backend, Simulation, ic, snapshot};
 //!
 //! let dir = tempfile::tempdir().unwrap();
-//! let mut sim = Simulation::builder(ic::plummer(64, 1)).backend(Backend::Cpu).build()?;
+//! let mut sim = Simulation::builder(ic::plummer(64, 1)).backend(Backend::cpu()).build()?;
 //! sim.step(5)?;
 //! sim.save_npy(dir.path().join("state.npy"))?; // numpy: np.load -> (64, 7) float32
 //! sim.save_checkpoint(dir.path().join("run.ckpt"))?;
 //! let bodies = snapshot::load_npy(dir.path().join("state.npy"))?;
-//! let mut resumed = Simulation::resume(dir.path().join("run.ckpt"))?.backend(Backend::Cpu).build()?;
+//! let mut resumed = Simulation::resume(dir.path().join("run.ckpt"))?.backend(Backend::cpu()).build()?;
 //! assert_eq!((bodies.len(), resumed.steps_done()), (64, 5));
 //! resumed.step(5)?;
 //! # Ok::<(), nbody_host::Error>(())
@@ -25,10 +25,14 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use glam::Vec3;
-use gpu_kernels::launch::MAX_BODIES;
+use gpu_kernels::shape::MAX_BODIES;
 
-use crate::config::{Integrator, Kernel, Params};
+use crate::config::{Kernel, Params};
+use crate::cpu::Isa;
+use crate::engine::BackendKind;
 use crate::error::{Error, Result};
+use crate::force::ForceLaw;
+use crate::integrator::Integrator;
 use crate::state::{Bodies, State};
 
 const NPY_MAGIC: &[u8; 6] = b"\x93NUMPY";
@@ -197,16 +201,66 @@ pub struct Checkpoint {
     pub state: State,
     /// Time step, softening, `G`, kernel and integrator.
     pub params: Params,
-    /// The backend the run was on (e.g. `"cpu (avx2, 8 threads)"`): for the
-    /// record only, a checkpoint resumes on any backend.
-    pub backend: String,
+    /// The backend the run was on: for the record only, a checkpoint resumes
+    /// on any backend.
+    pub backend: BackendKind,
 }
 
 const CKPT_MAGIC: &[u8; 8] = b"NBODYCKP";
-const CKPT_VERSION: u32 = 1;
-/// Bytes before the backend name: magic, version, n, step, time, dt,
-/// softening, G, kernel, block, integrator, name length.
+/// Version 2 stores the backend as data ([`encode_backend`]); version 1,
+/// still read, stored its display form.
+const CKPT_VERSION: u32 = 2;
+/// Bytes before the backend record: magic, version, n, step, time, dt,
+/// softening, G, kernel, block, integrator, record length.
 const CKPT_FIXED: usize = 8 + 4 + 8 + 8 + 8 + 4 + 4 + 4 + 1 + 4 + 1 + 1;
+
+/// The backend as at most 255 bytes: a tag (0 CPU, 1 CUDA, 2 emulator), then
+/// the CPU's instruction set code and thread count (`u32`), or the CUDA
+/// device ordinal (`u32`) and name (UTF-8, cut at a character boundary).
+fn encode_backend(kind: &BackendKind) -> Vec<u8> {
+    let mut b = Vec::new();
+    match kind {
+        BackendKind::Cpu { isa, threads } => {
+            b.push(0);
+            b.push(isa.code());
+            b.extend_from_slice(&u32::try_from(*threads).unwrap_or(u32::MAX).to_le_bytes());
+        }
+        BackendKind::Cuda { device, name } => {
+            b.push(1);
+            b.extend_from_slice(&device.to_le_bytes());
+            b.extend_from_slice(&name.as_bytes()[..name.floor_char_boundary(250)]);
+        }
+        BackendKind::Emulator => b.push(2),
+    }
+    b
+}
+
+/// [`encode_backend`] inverted (version 2), or the display form parsed
+/// (version 1).
+fn decode_backend(version: u32, bytes: &[u8]) -> std::result::Result<BackendKind, String> {
+    let bad = || format!("backend record {bytes:02x?} is not valid");
+    if version == 1 {
+        let text = String::from_utf8_lossy(bytes);
+        return BackendKind::parse(&text).ok_or_else(|| format!("backend {text:?} is not known"));
+    }
+    let u32_at = |k: usize| {
+        bytes
+            .get(k..k + 4)
+            .map(|w| u32::from_le_bytes(w.try_into().expect("4 bytes")))
+    };
+    match bytes.first() {
+        Some(0) if bytes.len() == 6 => Ok(BackendKind::Cpu {
+            isa: Isa::from_code(bytes[1]).ok_or_else(bad)?,
+            threads: u32_at(2).ok_or_else(bad)? as usize,
+        }),
+        Some(1) if bytes.len() >= 5 => Ok(BackendKind::Cuda {
+            device: u32_at(1).ok_or_else(bad)?,
+            name: String::from_utf8(bytes[5..].to_vec()).map_err(|_| bad())?,
+        }),
+        Some(2) if bytes.len() == 1 => Ok(BackendKind::Emulator),
+        _ => Err(bad()),
+    }
+}
 
 impl Checkpoint {
     /// Writes the checkpoint atomically. Refuses a non-finite state
@@ -216,15 +270,8 @@ impl Checkpoint {
         let bodies = &self.state.bodies;
         check_writable_state(path, bodies)?;
         let p = &self.params;
-        Params::new(
-            p.dt as f64,
-            p.softening as f64,
-            p.g as f64,
-            p.kernel,
-            p.integrator,
-        )?;
-        // At most 255 bytes, cut at a character boundary: the name is informational.
-        let name = &self.backend[..self.backend.floor_char_boundary(255)];
+        let gravity = p.gravity();
+        let name = encode_backend(&self.backend);
         let n = bodies.len();
         let mut b = Vec::with_capacity(CKPT_FIXED + name.len() + n * 28 + 4);
         b.extend_from_slice(CKPT_MAGIC);
@@ -232,21 +279,14 @@ impl Checkpoint {
         b.extend_from_slice(&(n as u64).to_le_bytes());
         b.extend_from_slice(&self.state.step.to_le_bytes());
         b.extend_from_slice(&self.state.time.to_le_bytes());
-        for x in [p.dt, p.softening, p.g] {
+        for x in [p.dt(), gravity.softening(), gravity.g()] {
             b.extend_from_slice(&x.to_le_bytes());
         }
-        b.push(match p.kernel {
-            Kernel::Simt { .. } => 0,
-            Kernel::Tiled { .. } => 1,
-            Kernel::Triangle { .. } => 2,
-        });
-        b.extend_from_slice(&p.kernel.block().to_le_bytes());
-        b.push(match p.integrator {
-            Integrator::SemiImplicitEuler => 0,
-            Integrator::Leapfrog => 1,
-        });
+        b.push(p.kernel().code());
+        b.extend_from_slice(&p.kernel().block().to_le_bytes());
+        b.push(p.integrator().code());
         b.push(name.len() as u8);
-        b.extend_from_slice(name.as_bytes());
+        b.extend_from_slice(&name);
         for v in bodies.positions.iter().chain(&bodies.velocities) {
             for x in v.to_array() {
                 b.extend_from_slice(&x.to_le_bytes());
@@ -283,9 +323,9 @@ impl Checkpoint {
             at: 8,
         };
         let version = r.u32();
-        if version != CKPT_VERSION {
+        if !(1..=CKPT_VERSION).contains(&version) {
             return Err(bad(format!(
-                "version {version} is not supported (this build reads version {CKPT_VERSION})"
+                "version {version} is not supported (this build reads versions 1 to {CKPT_VERSION})"
             )));
         }
         let n = r.u64();
@@ -322,20 +362,15 @@ impl Checkpoint {
         let (dt, softening, g) = (r.f32(), r.f32(), r.f32());
         let kernel_code = r.u8();
         let block = r.u32();
-        let kernel = match kernel_code {
-            0 => Kernel::Simt { block },
-            1 => Kernel::Tiled { block },
-            2 => Kernel::Triangle { block },
-            k => return Err(bad(format!("unknown kernel code {k}"))),
-        };
-        let integrator = match r.u8() {
-            0 => Integrator::SemiImplicitEuler,
-            1 => Integrator::Leapfrog,
-            k => return Err(bad(format!("unknown integrator code {k}"))),
-        };
+        let kernel = Kernel::from_code(kernel_code, block)
+            .ok_or_else(|| bad(format!("unknown kernel code {kernel_code}")))?;
+        let integrator_code = r.u8();
+        let integrator = Integrator::from_code(integrator_code)
+            .ok_or_else(|| bad(format!("unknown integrator code {integrator_code}")))?;
         r.u8(); // name length, read above
-        let backend = String::from_utf8_lossy(r.take(name_len)).into_owned();
-        let params = Params::new(dt as f64, softening as f64, g as f64, kernel, integrator)
+        let backend = decode_backend(version, r.take(name_len)).map_err(bad)?;
+        let params = ForceLaw::gravity(g as f64, softening as f64)
+            .and_then(|force| Params::new(dt as f64, force, kernel, integrator))
             .map_err(|e| bad(e.to_string()))?;
         let mut vec3s = |count: usize| -> Vec<Vec3> {
             (0..count)

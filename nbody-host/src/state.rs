@@ -2,7 +2,7 @@
 
 use glam::{DVec3, Vec3};
 use gpu_kernels::Vec4;
-use gpu_kernels::launch::MAX_BODIES;
+use gpu_kernels::shape::MAX_BODIES;
 
 use crate::error::{Error, Result};
 

@@ -3,11 +3,10 @@
 //! [`SimulationBuilder::tuned_for`](crate::SimulationBuilder::tuned_for).
 //!
 //! ```
-//! use nbody_host::{Backend, CpuTuning, Kernel, Simulation, TuningProfile, ic};
+//! use nbody_host::{BackendKind, CpuTuning, Isa, Kernel, Simulation, TuningProfile, ic};
 //!
 //! let profile = TuningProfile {
-//!     backend: "cpu".into(),
-//!     device: "example".into(),
+//!     backend: BackendKind::Cpu { isa: Isa::Scalar, threads: 1 },
 //!     n: 4096,
 //!     kernel: Kernel::Triangle { block: 256 },
 //!     cpu_tuning: Some(CpuTuning { i_block: 512, ..CpuTuning::default() }),
@@ -16,10 +15,9 @@
 //! let again = TuningProfile::from_json(&profile.to_json()).unwrap();
 //! assert_eq!(again, profile);
 //! let mut sim = Simulation::builder(ic::plummer(100, 1))
-//!     .backend(Backend::Cpu)
 //!     .tuned_for(&again)
 //!     .build()?;
-//! assert_eq!(sim.params().kernel, Kernel::Triangle { block: 256 });
+//! assert_eq!(sim.params().kernel(), Kernel::Triangle { block: 256 });
 //! sim.step(2)?;
 //! # Ok::<(), nbody_host::Error>(())
 //! ```
@@ -28,15 +26,14 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::{CpuTuning, Error, Isa, Kernel, Result};
+use crate::{BackendKind, CpuTuning, Error, Isa, Kernel, Result};
 
 /// The best configuration a sweep found on one machine.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TuningProfile {
-    /// The backend it was measured on: `"cpu"`, `"emulator"` or `"cuda"`.
-    pub backend: String,
-    /// The machine, for the record (e.g. `"cpu (avx2+fma, 2 threads)"`).
-    pub device: String,
+    /// The backend it was measured on (CPU instruction set and threads, or
+    /// the CUDA device).
+    pub backend: BackendKind,
     /// Bodies in the sweep: the profile is best near this N.
     pub n: usize,
     /// The winning kernel and block size.
@@ -48,8 +45,9 @@ pub struct TuningProfile {
 }
 
 const FORMAT: &str = "tuning profile";
-/// Version of the JSON layout; [`TuningProfile::from_json`] rejects others.
-const VERSION: u64 = 1;
+/// Version of the JSON layout. [`TuningProfile::from_json`] also reads
+/// version 1, whose backend was a name plus a `"device"` description.
+const VERSION: u64 = 2;
 
 impl TuningProfile {
     /// The profile as pretty-printed JSON.
@@ -62,10 +60,18 @@ impl TuningProfile {
                 "third_law_min_n": t.third_law_min_n,
             })
         });
+        let backend = match &self.backend {
+            BackendKind::Cpu { isa, threads } => {
+                json!({"kind": "cpu", "isa": isa.name(), "threads": threads})
+            }
+            BackendKind::Cuda { device, name } => {
+                json!({"kind": "cuda", "device": device, "name": name})
+            }
+            BackendKind::Emulator => json!({"kind": "emulator"}),
+        };
         let value = json!({
             "nbody_tuning_profile": VERSION,
-            "backend": self.backend,
-            "device": self.device,
+            "backend": backend,
             "n": self.n,
             "kernel": self.kernel.name(),
             "block": self.kernel.block(),
@@ -80,11 +86,13 @@ impl TuningProfile {
     /// Parses [`to_json`](Self::to_json)'s output; the error names the bad field.
     pub fn from_json(text: &str) -> std::result::Result<TuningProfile, String> {
         let v: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-        match v.get("nbody_tuning_profile").and_then(Value::as_u64) {
-            Some(VERSION) => {}
-            Some(other) => return Err(format!("version {other}, this build reads {VERSION}")),
+        let version = match v.get("nbody_tuning_profile").and_then(Value::as_u64) {
+            Some(version @ (1 | VERSION)) => version,
+            Some(other) => {
+                return Err(format!("version {other}, this build reads 1 and {VERSION}"));
+            }
             None => return Err("no \"nbody_tuning_profile\" version field".into()),
-        }
+        };
         let string = |key: &str| -> std::result::Result<String, String> {
             v.get(key)
                 .and_then(Value::as_str)
@@ -97,12 +105,43 @@ impl TuningProfile {
                 .and_then(|x| usize::try_from(x).ok())
                 .ok_or_else(|| format!("\"{key}\" missing or not a non-negative integer"))
         };
-        let backend = string("backend")?;
-        if !["cpu", "emulator", "cuda"].contains(&backend.as_str()) {
-            return Err(format!(
-                "backend {backend:?} is not \"cpu\", \"emulator\" or \"cuda\""
-            ));
-        }
+        let backend = if version == 1 {
+            // A name and the machine's description: the description is the
+            // backend's display form.
+            let name = string("backend")?;
+            let device = string("device")?;
+            BackendKind::parse(&device)
+                .filter(|kind| kind.name() == name)
+                .ok_or_else(|| format!("backend {name:?} on device {device:?} is not known"))?
+        } else {
+            let b = v.get("backend").ok_or("\"backend\" missing")?;
+            let kind = b.get("kind").and_then(Value::as_str).unwrap_or("");
+            match kind {
+                "cpu" => {
+                    let isa = b.get("isa").and_then(Value::as_str).unwrap_or("");
+                    BackendKind::Cpu {
+                        isa: Isa::from_name(isa)
+                            .ok_or_else(|| format!("backend.isa {isa:?} is not known"))?,
+                        threads: count(b, "threads")?,
+                    }
+                }
+                "cuda" => BackendKind::Cuda {
+                    device: u32::try_from(count(b, "device")?)
+                        .map_err(|_| "\"device\" out of range".to_string())?,
+                    name: b
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .ok_or("\"backend.name\" missing or not a string")?
+                        .to_owned(),
+                },
+                "emulator" => BackendKind::Emulator,
+                other => {
+                    return Err(format!(
+                        "backend kind {other:?} is not \"cpu\", \"emulator\" or \"cuda\""
+                    ));
+                }
+            }
+        };
         let block =
             u32::try_from(count(&v, "block")?).map_err(|_| "\"block\" out of range".to_string())?;
         let name = string("kernel")?;
@@ -146,7 +185,6 @@ impl TuningProfile {
             .ok_or("\"pips\" missing or not a finite number >= 0")?;
         Ok(TuningProfile {
             backend,
-            device: string("device")?,
             n: count(&v, "n")?,
             kernel,
             cpu_tuning,
@@ -180,8 +218,10 @@ mod tests {
 
     fn profile() -> TuningProfile {
         TuningProfile {
-            backend: "cpu".into(),
-            device: "cpu (avx2+fma, 2 threads)".into(),
+            backend: BackendKind::Cpu {
+                isa: Isa::Avx2Fma,
+                threads: 2,
+            },
             n: 16384,
             kernel: Kernel::Tiled { block: 128 },
             cpu_tuning: Some(CpuTuning {
@@ -199,7 +239,10 @@ mod tests {
         let p = profile();
         assert_eq!(TuningProfile::from_json(&p.to_json()).unwrap(), p);
         let gpu = TuningProfile {
-            backend: "cuda".into(),
+            backend: BackendKind::Cuda {
+                device: 1,
+                name: "NVIDIA H100".into(),
+            },
             cpu_tuning: None,
             ..p.clone()
         };
@@ -234,6 +277,31 @@ mod tests {
     }
 
     #[test]
+    fn version_1_profiles_still_load() {
+        let v1 = r#"{
+  "nbody_tuning_profile": 1,
+  "backend": "cpu",
+  "device": "cpu (avx2+fma, 2 threads)",
+  "n": 4096,
+  "kernel": "triangle",
+  "block": 256,
+  "cpu_tuning": {"isa": null, "i_block": 512, "j_tile": 2048},
+  "pips": 1.5e10
+}"#;
+        let p = TuningProfile::from_json(v1).unwrap();
+        assert_eq!(
+            p.backend,
+            BackendKind::Cpu {
+                isa: Isa::Avx2Fma,
+                threads: 2
+            }
+        );
+        assert_eq!(p.kernel, Kernel::Triangle { block: 256 });
+        let bad = v1.replace("avx2+fma, 2", "avx9, 2");
+        assert!(TuningProfile::from_json(&bad).unwrap_err().contains("avx9"));
+    }
+
+    #[test]
     fn bad_fields_are_named() {
         let good = profile().to_json();
         for (from, to, says) in [
@@ -242,8 +310,9 @@ mod tests {
             ("\"i_block\": 512", "\"i_block\": 0", "i_block = 0"),
             ("\"scalar\"", "\"neon9\"", "neon9"),
             ("\"cpu\"", "\"tpu\"", "tpu"),
+            ("\"avx2+fma\"", "\"sse9\"", "sse9"),
             (
-                "\"nbody_tuning_profile\": 1",
+                "\"nbody_tuning_profile\": 2",
                 "\"nbody_tuning_profile\": 7",
                 "version 7",
             ),

@@ -22,14 +22,17 @@ fn max_position_error(b: &Bodies, sys: &System64) -> f64 {
 #[test]
 fn defaults_are_the_notebooks() {
     let sim = Simulation::builder(ic::uniform_cube(64, 1))
-        .backend(Backend::Cpu)
+        .backend(Backend::cpu())
         .build()
         .unwrap();
     let p = sim.params();
     assert_eq!(*p, Params::default());
-    assert_eq!((p.dt, p.softening, p.g), (0.01, 0.1, 1.0));
-    assert_eq!(p.kernel, Kernel::Tiled { block: 256 });
-    assert_eq!(p.integrator, Integrator::SemiImplicitEuler);
+    assert_eq!(
+        (p.dt(), p.gravity().softening(), p.gravity().g()),
+        (0.01, 0.1, 1.0)
+    );
+    assert_eq!(p.kernel(), Kernel::Tiled { block: 256 });
+    assert_eq!(p.integrator(), Integrator::SemiImplicitEuler);
     assert_eq!(
         (sim.len(), sim.is_empty(), sim.steps_done()),
         (64, false, 0)
@@ -53,7 +56,7 @@ fn a_run_from_plain_arrays_follows_the_oracle() {
             .gravitational_constant(g)
             .integrator(integrator)
             .kernel(Kernel::Simt { block: 64 })
-            .backend(Backend::Cpu)
+            .backend(Backend::cpu())
             .build()
             .unwrap();
         sim.step(20).unwrap();
@@ -62,9 +65,9 @@ fn a_run_from_plain_arrays_follows_the_oracle() {
         oracle::advance(
             &mut sys,
             integrator,
-            params.dt as f64,
-            params.g as f64,
-            params.softening as f64,
+            params.dt() as f64,
+            params.gravity().g() as f64,
+            params.gravity().softening() as f64,
             20,
         );
         let state = sim.state().unwrap();
@@ -81,7 +84,7 @@ fn a_run_from_plain_arrays_follows_the_oracle() {
 fn steps_and_time_add_up() {
     let mut sim = Simulation::builder(ic::uniform_cube(32, 2))
         .dt(0.25)
-        .backend(Backend::Cpu)
+        .backend(Backend::cpu())
         .build()
         .unwrap();
     sim.step(0).unwrap();
@@ -95,7 +98,7 @@ fn steps_and_time_add_up() {
     // Batches do not change the result: 3 + 4 steps equal 7 at once.
     let mut once = Simulation::builder(ic::uniform_cube(32, 2))
         .dt(0.25)
-        .backend(Backend::Cpu)
+        .backend(Backend::cpu())
         .build()
         .unwrap();
     once.step(7).unwrap();
@@ -109,12 +112,16 @@ fn diagnostics_match_the_oracle() {
     let mut sim = Simulation::builder(bodies.clone())
         .softening(eps)
         .gravitational_constant(g)
-        .backend(Backend::Cpu)
+        .backend(Backend::cpu())
         .build()
         .unwrap();
     let params = *sim.params();
     let sys = System64::from_bodies(&bodies);
-    let want = oracle::energy(&sys, params.g as f64, params.softening as f64);
+    let want = oracle::energy(
+        &sys,
+        params.gravity().g() as f64,
+        params.gravity().softening() as f64,
+    );
     let got = sim.energy().unwrap();
     assert!((got.kinetic - want.kinetic).abs() < 1e-6 * want.kinetic.abs());
     assert!((got.potential - want.potential).abs() < 1e-5 * want.potential.abs());
@@ -124,8 +131,8 @@ fn diagnostics_match_the_oracle() {
     let want = oracle::accelerations(
         &sys.pos,
         &sys.mass,
-        params.g as f64,
-        params.softening as f64,
+        params.gravity().g() as f64,
+        params.gravity().softening() as f64,
     );
     let scale = want.iter().flatten().fold(0.0f64, |m, a| m.max(a.abs()));
     for (a, w) in acc.iter().zip(&want) {

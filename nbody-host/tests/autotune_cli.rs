@@ -6,7 +6,7 @@
 mod autotune;
 
 use clap::Parser;
-use nbody_host::{Backend, Kernel, Simulation, TuningProfile, ic};
+use nbody_host::{Kernel, Simulation, TuningProfile, ic};
 
 fn sweep(backend: &str, n: &str) -> (TuningProfile, Vec<u8>) {
     let dir = tempfile::tempdir().unwrap();
@@ -35,24 +35,25 @@ fn sweep(backend: &str, n: &str) -> (TuningProfile, Vec<u8>) {
 fn cpu_sweep_saves_a_profile_that_tuned_for_applies() {
     let (profile, png) = sweep("cpu", "300");
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
-    assert_eq!(profile.backend, "cpu");
+    assert_eq!(profile.backend.name(), "cpu");
     assert_eq!(profile.n, 300);
     assert!(profile.pips > 0.0 && profile.pips.is_finite());
     let tuning = profile.cpu_tuning.expect("a CPU profile has CPU blocking");
     assert!([128, 256, 512, 1024, 2048].contains(&tuning.i_block));
     let mut sim = Simulation::builder(ic::plummer(200, 3))
-        .backend(Backend::Cpu)
         .tuned_for(&profile)
         .build()
         .unwrap();
-    assert_eq!(sim.params().kernel, profile.kernel);
+    assert_eq!(sim.params().kernel(), profile.kernel);
+    // A CPU profile picks the CPU backend with its blocking.
+    assert_eq!(sim.backend().name(), "cpu");
     sim.step(3).unwrap();
 }
 
 #[test]
 fn emulator_sweep_covers_every_kernel_and_block() {
     let (profile, _) = sweep("emulator", "40");
-    assert_eq!(profile.backend, "emulator");
+    assert_eq!(profile.backend, nbody_host::BackendKind::Emulator);
     assert!(profile.cpu_tuning.is_none());
     assert!(matches!(
         profile.kernel,

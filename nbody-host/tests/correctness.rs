@@ -98,10 +98,15 @@ fn simulation(
         .softening(eps)
         .gravitational_constant(G)
         .dt(dt)
-        .emulator_race_detection(true)
         .build()
         .unwrap_or_else(|e| panic!("{kernel} on {backend:?}, N = {}: {e}", b.len()))
 }
+
+/// The emulator with its race detector on: every kernel run here is also
+/// checked for shared-memory races.
+const EMULATOR: Backend = Backend::Emulator {
+    race_detection: true,
+};
 
 /// Accelerations of every N and softening against the oracle; returns the
 /// largest error in units of `u S_i`, for the report.
@@ -184,53 +189,33 @@ fn kernels(block: u32) -> [Kernel; 3] {
 #[test]
 fn emulated_simt_matches_the_oracle_for_every_block() {
     for block in BLOCKS {
-        let worst = check_accelerations(Backend::Emulator, Kernel::Simt { block });
+        let worst = check_accelerations(EMULATOR, Kernel::Simt { block });
         println!("SIMT {block}: worst acceleration error {worst:.1} u S_i");
-        check_trajectories(Backend::Emulator, Kernel::Simt { block }, 257, &SOFTENINGS);
+        check_trajectories(EMULATOR, Kernel::Simt { block }, 257, &SOFTENINGS);
     }
-    check_trajectories(
-        Backend::Emulator,
-        Kernel::Simt { block: 128 },
-        2048,
-        &SOFTENINGS,
-    );
+    check_trajectories(EMULATOR, Kernel::Simt { block: 128 }, 2048, &SOFTENINGS);
 }
 
 #[test]
 fn emulated_tiled_matches_the_oracle_for_every_block() {
     for block in BLOCKS {
-        let worst = check_accelerations(Backend::Emulator, Kernel::Tiled { block });
+        let worst = check_accelerations(EMULATOR, Kernel::Tiled { block });
         println!("tiled {block}: worst acceleration error {worst:.1} u S_i");
-        check_trajectories(Backend::Emulator, Kernel::Tiled { block }, 257, &SOFTENINGS);
+        check_trajectories(EMULATOR, Kernel::Tiled { block }, 257, &SOFTENINGS);
     }
-    check_trajectories(
-        Backend::Emulator,
-        Kernel::Tiled { block: 128 },
-        2048,
-        &SOFTENINGS,
-    );
+    check_trajectories(EMULATOR, Kernel::Tiled { block: 128 }, 2048, &SOFTENINGS);
 }
 
 #[test]
 fn emulated_triangle_matches_the_oracle_for_every_block() {
     for block in BLOCKS {
-        let worst = check_accelerations(Backend::Emulator, Kernel::Triangle { block });
+        let worst = check_accelerations(EMULATOR, Kernel::Triangle { block });
         println!("triangle {block}: worst acceleration error {worst:.1} u S_i");
-        check_trajectories(
-            Backend::Emulator,
-            Kernel::Triangle { block },
-            257,
-            &SOFTENINGS,
-        );
+        check_trajectories(EMULATOR, Kernel::Triangle { block }, 257, &SOFTENINGS);
     }
     // The emulated triangle kernel is the slowest (a warp barrier per pair):
     // one softening for the larger N.
-    check_trajectories(
-        Backend::Emulator,
-        Kernel::Triangle { block: 128 },
-        1000,
-        &[0.1],
-    );
+    check_trajectories(EMULATOR, Kernel::Triangle { block: 128 }, 1000, &[0.1]);
 }
 
 #[test]
@@ -247,14 +232,7 @@ fn emulated_kernels_with_1024_thread_blocks() {
             let sys = System64::from_bodies(b);
             let reference = oracle::accelerations(&sys.pos, &sys.mass, G, 0.1);
             let scale = magnitude_sums(&sys, 0.1);
-            let mut sim = simulation(
-                b,
-                Backend::Emulator,
-                kernel,
-                Integrator::Leapfrog,
-                0.1,
-                1e-3,
-            );
+            let mut sim = simulation(b, EMULATOR, kernel, Integrator::Leapfrog, 0.1, 1e-3);
             let acc = sim.accelerations().unwrap();
             for (i, (a, r)) in acc.iter().zip(&reference).enumerate() {
                 let bound = (b.len() as f64 + 8.0) * U * scale[i];
@@ -271,8 +249,8 @@ fn emulated_kernels_with_1024_thread_blocks() {
 #[test]
 fn cpu_backend_matches_the_oracle() {
     for kernel in kernels(128) {
-        let worst = check_accelerations(Backend::Cpu, kernel);
+        let worst = check_accelerations(Backend::cpu(), kernel);
         println!("CPU {kernel}: worst acceleration error {worst:.1} u S_i");
-        check_trajectories(Backend::Cpu, kernel, 2048, &SOFTENINGS);
+        check_trajectories(Backend::cpu(), kernel, 2048, &SOFTENINGS);
     }
 }

@@ -45,8 +45,7 @@ fn sim(bodies: &Bodies, kernel: Kernel, eps: f64, tuning: CpuTuning) -> Simulati
         .softening(eps)
         .gravitational_constant(1.0)
         .kernel(kernel)
-        .backend(Backend::Cpu)
-        .cpu_tuning(tuning)
+        .backend(Backend::Cpu(tuning))
         .build()
         .unwrap()
 }
@@ -89,7 +88,7 @@ fn every_isa_and_kernel_matches_the_oracle() {
                     assert_eq!(
                         s.backend(),
                         BackendKind::Cpu {
-                            isa: isa.name(),
+                            isa,
                             threads: rayon::current_num_threads()
                         }
                     );
@@ -203,8 +202,7 @@ fn results_are_bit_identical_across_runs_and_thread_counts() {
                         .softening(0.05)
                         .kernel(kernel)
                         .integrator(Integrator::Leapfrog)
-                        .backend(Backend::Cpu)
-                        .cpu_tuning(t)
+                        .backend(Backend::Cpu(t))
                         .build()
                         .unwrap();
                     s.step(3).unwrap();
@@ -323,8 +321,7 @@ fn leapfrog_runs_match_the_scalar_path() {
             .dt(0.005)
             .kernel(kernel)
             .integrator(Integrator::Leapfrog)
-            .backend(Backend::Cpu)
-            .cpu_tuning(tuning(isa))
+            .backend(Backend::Cpu(tuning(isa)))
             .build()
             .unwrap();
         s.step(20).unwrap();
@@ -377,7 +374,7 @@ fn isa_selection_and_errors() {
     assert_eq!(
         s.backend(),
         BackendKind::Cpu {
-            isa: Isa::detect().name(),
+            isa: Isa::detect(),
             threads: rayon::current_num_threads()
         }
     );
@@ -387,8 +384,7 @@ fn isa_selection_and_errors() {
         .collect();
     for isa in &missing {
         let e = Simulation::builder(b.clone())
-            .backend(Backend::Cpu)
-            .cpu_tuning(tuning(*isa))
+            .backend(Backend::Cpu(tuning(*isa)))
             .build()
             .unwrap_err();
         assert!(
@@ -403,12 +399,11 @@ fn isa_selection_and_errors() {
     }
     for (i_block, j_tile) in [(0, 1), (1, 0)] {
         let e = Simulation::builder(b.clone())
-            .backend(Backend::Cpu)
-            .cpu_tuning(CpuTuning {
+            .backend(Backend::Cpu(CpuTuning {
                 i_block,
                 j_tile,
                 ..CpuTuning::default()
-            })
+            }))
             .build()
             .unwrap_err();
         assert!(matches!(e, Error::Unsupported(_)), "{e}");

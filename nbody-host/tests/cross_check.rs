@@ -11,7 +11,7 @@ use nbody_host::{Backend, Integrator, Kernel, Simulation, ic};
 
 fn run(kernel: Kernel, integrator: Integrator) -> Vec<[f32; 6]> {
     let mut sim = Simulation::builder(ic::uniform_cube(300, 5))
-        .backend(Backend::Emulator)
+        .backend(Backend::emulator())
         .kernel(kernel)
         .integrator(integrator)
         .build()

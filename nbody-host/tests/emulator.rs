@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use gpu_kernels::exec::{Exec, Global};
-use gpu_kernels::launch::LaunchShape;
+use gpu_kernels::shape::LaunchShape;
 use nbody_host::Error;
 use nbody_host::emulator::{DeviceMemory, LaunchOptions, launch};
 

@@ -16,7 +16,7 @@ const SAMPLES: u64 = 50;
 /// Relative energy errors `(E(t) - E(0)) / |E(0)|` at `SAMPLES` evenly spaced times.
 fn energy_errors(bodies: Bodies, integrator: Integrator, dt: f64, eps: f64) -> Vec<f64> {
     let mut sim = Simulation::builder(bodies)
-        .backend(Backend::Cpu)
+        .backend(Backend::cpu())
         .kernel(Kernel::Triangle { block: 128 })
         .integrator(integrator)
         .dt(dt)

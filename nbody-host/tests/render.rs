@@ -428,7 +428,7 @@ fn record(path: &Path, seed: u64) -> usize {
         .dt(0.02)
         .softening(0.05)
         .integrator(Integrator::Leapfrog)
-        .backend(Backend::Cpu)
+        .backend(Backend::cpu())
         .build()
         .unwrap();
     let mut rec = Recorder::new(renderer, 4).unwrap().gif(path).unwrap();
@@ -465,7 +465,7 @@ fn png_frames_are_numbered() {
     let bodies = ic::plummer(64, 1);
     let cam = Camera::fit(&bodies.positions, Vec3::NEG_Z, 1.0).unwrap();
     let mut sim = Simulation::builder(bodies)
-        .backend(Backend::Cpu)
+        .backend(Backend::cpu())
         .build()
         .unwrap();
     let mut rec = Recorder::new(Renderer::new(cam, 20, 10).unwrap(), 2)

@@ -10,7 +10,7 @@ use std::sync::Mutex;
 
 use gpu_kernels::Vec4;
 use gpu_kernels::exec::{Exec, Global, Word};
-use gpu_kernels::launch::{self, WARP, triangle_block_coords};
+use gpu_kernels::shape::{self, WARP, triangle_block_coords};
 use nbody_host::emulator::{DeviceMemory, EmuThread, LaunchOptions, launch};
 
 /// One pair step as the spy sees it.
@@ -97,7 +97,7 @@ fn observe(n: u32, block: u32) -> Vec<PairStep> {
         DeviceMemory::zeroed(4 * n as usize),
     );
     let (p, a) = (pos_mem.global::<Vec4>(n), acc_mem.global::<Vec4>(n));
-    let Some(shape) = launch::triangle(n, block) else {
+    let Some(shape) = shape::triangle(n, block) else {
         panic!("no triangle launch for N = {n}, B = {block}");
     };
     let log = Mutex::new(Vec::new());

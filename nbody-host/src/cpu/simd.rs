@@ -1,4 +1,4 @@
-//! SIMD vectors of `f32` for the CPU kernels: one body per lane.
+//! SIMD vectors of `f32` for the CPU force loops: one body per lane.
 //!
 //! `F32x16` (AVX-512F), `F32x8` (AVX2 + FMA) and, on aarch64, `F32x4`
 //! (NEON) wrap the `std::arch` vector types and implement [`Real`], so the
@@ -25,24 +25,43 @@
 //! negative `x` give NaN, as the estimate does. One instruction more than
 //! the unguarded step; tested below against these cases for both types.
 //!
-//! # Safety
-//! The vector types are crate-private and their methods execute AVX-512F or
-//! AVX2/FMA instructions. Values of them are only ever created inside the
-//! kernel entry points of [`super::kernels`], which carry the matching
-//! `#[target_feature]` and are reached only through
-//! [`super::kernels::KernelSet::new`], after `is_x86_feature_detected!`
-//! confirmed the CPU has the features. The methods are `#[inline(always)]`,
-//! so they compile into those entry points with the features enabled.
+//! # Safety: a capability, held by the compiler
+//! Each vector type carries a zero-sized token of its instruction set
+//! ([`HasAvx512`], [`HasAvx2Fma`], [`HasNeon`], see `super::isa`), and the
+//! only constructors, [`Simd::splat`] and [`Simd::load`], take one; every
+//! other operation makes its result from its operands, whose tokens it
+//! passes on. Tokens come from run-time detection, or are minted (`unsafe`)
+//! inside the `#[target_feature]` entry points of `super::loops`, whose
+//! contract requires the features. So a value of these types exists only on
+//! a CPU that has their instructions, which is what every `unsafe` block
+//! below relies on. The methods are `#[inline(always)]`, so they compile
+//! into those entry points with the features enabled.
 
 use gpu_kernels::interaction::Real;
 
-/// What the force loops need beyond [`Real`]: loads, stores and lane sums.
+#[allow(unused_imports)] // each target uses the tokens of its own vector types
+use super::isa::{HasAvx2Fma, HasAvx512, HasNeon};
+
+/// What the force loops need beyond [`Real`]: construction from a
+/// capability, loads, stores, lane sums and `f64` accumulation.
 pub(crate) trait Simd: Real + Send + Sync + 'static {
     /// Bodies per vector.
     const LANES: usize;
 
+    /// The proof that the CPU has this type's instruction set.
+    type Cap: super::isa::Capability + Send + Sync;
+
+    /// Per-lane `f64` accumulators (energy sums).
+    type Wide: Copy;
+
+    /// `v` in every lane.
+    fn splat(cap: Self::Cap, v: f32) -> Self;
+
     /// The first `LANES` values of `src` (panics if shorter).
-    fn load(src: &[f32]) -> Self;
+    fn load(cap: Self::Cap, src: &[f32]) -> Self;
+
+    /// The capability this value carries (for constants next to it).
+    fn cap(self) -> Self::Cap;
 
     /// Writes the lanes to the first `LANES` values of `dst` (panics if shorter).
     fn store(self, dst: &mut [f32]);
@@ -50,24 +69,47 @@ pub(crate) trait Simd: Real + Send + Sync + 'static {
     /// The bare hardware estimate of `1 / sqrt(self)` (`vrsqrt14ps`,
     /// `vrsqrtps`; `frsqrte` with one step on NEON, whose estimate has only
     /// 8 bits; exact for `f32`), for the unguarded hot loops, which apply
-    /// their own Newton–Raphson step (`super::kernels::pull_fast`). Only
+    /// their own Newton–Raphson step (`super::loops::pull_fast`). Only
     /// meaningful for positive normal inputs.
     fn rsqrt_estimate(self) -> Self;
+
+    /// `1 / sqrt(self)` with a correctly rounded square root and division,
+    /// as the scalar `1.0 / x.sqrt()` (the energy's potential).
+    fn recip_sqrt(self) -> Self;
 
     /// `b - self * a` with one rounding (`vfnmadd`).
     fn neg_mul_add(self, a: Self, b: Self) -> Self;
 
     /// The sum of the lanes, in a fixed order.
     fn sum(self) -> f32;
+
+    /// Zeroed `f64` accumulators.
+    fn wide_zero(cap: Self::Cap) -> Self::Wide;
+
+    /// `acc` plus the lanes converted to `f64` (exactly) and added (rounded in `f64`).
+    fn wide_add(self, acc: Self::Wide) -> Self::Wide;
+
+    /// `sum_l acc[l] * weights[l]` in `f64`, lanes in order.
+    fn wide_dot(acc: Self::Wide, weights: Self) -> f64;
 }
 
 impl Simd for f32 {
     const LANES: usize = 1;
+    type Cap = ();
+    type Wide = f64;
 
     #[inline(always)]
-    fn load(src: &[f32]) -> Self {
+    fn splat(_: (), v: f32) -> Self {
+        v
+    }
+
+    #[inline(always)]
+    fn load(_: (), src: &[f32]) -> Self {
         src[0]
     }
+
+    #[inline(always)]
+    fn cap(self) {}
 
     #[inline(always)]
     fn store(self, dst: &mut [f32]) {
@@ -80,6 +122,11 @@ impl Simd for f32 {
     }
 
     #[inline(always)]
+    fn recip_sqrt(self) -> Self {
+        1.0 / self.sqrt()
+    }
+
+    #[inline(always)]
     fn neg_mul_add(self, a: Self, b: Self) -> Self {
         (-self).mul_add(a, b)
     }
@@ -88,6 +135,38 @@ impl Simd for f32 {
     fn sum(self) -> f32 {
         self
     }
+
+    #[inline(always)]
+    fn wide_zero(_: ()) -> f64 {
+        0.0
+    }
+
+    #[inline(always)]
+    fn wide_add(self, acc: f64) -> f64 {
+        acc + self as f64
+    }
+
+    #[inline(always)]
+    fn wide_dot(acc: f64, weights: f32) -> f64 {
+        acc * weights as f64
+    }
+}
+
+/// `Add`, `Sub` and `Mul` for a vector type `$t { v, cap }` through intrinsics.
+macro_rules! binops {
+    ($t:ident: $($tr:ident, $f:ident, $intr:ident;)*) => {
+        $(
+            impl $tr for $t {
+                type Output = $t;
+                #[inline(always)]
+                fn $f(self, rhs: $t) -> $t {
+                    // SAFETY: `self` exists, so the CPU has the instructions
+                    // (module documentation).
+                    $t { v: unsafe { $intr(self.v, rhs.v) }, cap: self.cap }
+                }
+            }
+        )*
+    };
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -98,52 +177,56 @@ mod x86 {
     use core::arch::x86_64::*;
     use core::ops::{Add, Mul, Neg, Sub};
 
-    use super::Simd;
+    use super::{HasAvx2Fma, HasAvx512, Simd};
     use gpu_kernels::interaction::Real;
 
-    /// Sixteen `f32` lanes in an AVX-512 register (needs AVX-512F; see the
-    /// module's safety note).
+    /// Sixteen `f32` lanes in an AVX-512 register, with the proof that the
+    /// CPU has AVX-512F.
     #[derive(Clone, Copy, Debug)]
-    #[repr(transparent)]
-    pub(crate) struct F32x16(__m512);
-
-    /// Eight `f32` lanes in an AVX register (needs AVX2 and FMA; see the
-    /// module's safety note).
-    #[derive(Clone, Copy, Debug)]
-    #[repr(transparent)]
-    pub(crate) struct F32x8(__m256);
-
-    // SAFETY (every `unsafe` block below): the intrinsics need AVX-512F, or
-    // AVX2 and FMA, which the CPU has whenever a value of these types exists
-    // (module documentation); the pointer accesses are bounds-checked first.
-
-    macro_rules! binop {
-        ($t:ty, $tr:ident, $f:ident, $intr:ident) => {
-            impl $tr for $t {
-                type Output = $t;
-                #[inline(always)]
-                fn $f(self, rhs: $t) -> $t {
-                    Self(unsafe { $intr(self.0, rhs.0) })
-                }
-            }
-        };
+    pub(crate) struct F32x16 {
+        v: __m512,
+        cap: HasAvx512,
     }
 
-    binop!(F32x16, Add, add, _mm512_add_ps);
-    binop!(F32x16, Sub, sub, _mm512_sub_ps);
-    binop!(F32x16, Mul, mul, _mm512_mul_ps);
-    binop!(F32x8, Add, add, _mm256_add_ps);
-    binop!(F32x8, Sub, sub, _mm256_sub_ps);
-    binop!(F32x8, Mul, mul, _mm256_mul_ps);
+    /// Eight `f32` lanes in an AVX register, with the proof that the CPU has
+    /// AVX2 and FMA.
+    #[derive(Clone, Copy, Debug)]
+    pub(crate) struct F32x8 {
+        v: __m256,
+        cap: HasAvx2Fma,
+    }
+
+    // SAFETY (every `unsafe` block below that the comment does not repeat):
+    // the intrinsics need AVX-512F, or AVX2 and FMA, which the CPU has
+    // because a value (or the token) of the type exists (module
+    // documentation); the pointer accesses are bounds-checked first.
+
+    binops!(F32x16: Add, add, _mm512_add_ps; Sub, sub, _mm512_sub_ps; Mul, mul, _mm512_mul_ps;);
+    binops!(F32x8: Add, add, _mm256_add_ps; Sub, sub, _mm256_sub_ps; Mul, mul, _mm256_mul_ps;);
+
+    impl F32x16 {
+        #[inline(always)]
+        fn with(self, v: __m512) -> F32x16 {
+            F32x16 { v, cap: self.cap }
+        }
+    }
+
+    impl F32x8 {
+        #[inline(always)]
+        fn with(self, v: __m256) -> F32x8 {
+            F32x8 { v, cap: self.cap }
+        }
+    }
 
     impl Neg for F32x16 {
         type Output = F32x16;
         #[inline(always)]
         fn neg(self) -> F32x16 {
             // Flip the sign bit (AVX-512F has the integer XOR; the float one is DQ).
-            Self(unsafe {
+            // SAFETY: see above.
+            self.with(unsafe {
                 _mm512_castsi512_ps(_mm512_xor_si512(
-                    _mm512_castps_si512(self.0),
+                    _mm512_castps_si512(self.v),
                     _mm512_set1_epi32(i32::MIN),
                 ))
             })
@@ -154,136 +237,253 @@ mod x86 {
         type Output = F32x8;
         #[inline(always)]
         fn neg(self) -> F32x8 {
-            Self(unsafe { _mm256_xor_ps(self.0, _mm256_set1_ps(-0.0)) })
+            // SAFETY: see above.
+            self.with(unsafe { _mm256_xor_ps(self.v, _mm256_set1_ps(-0.0)) })
         }
     }
 
     impl Real for F32x16 {
         #[inline(always)]
-        fn splat(v: f32) -> Self {
-            Self(unsafe { _mm512_set1_ps(v) })
-        }
-
-        #[inline(always)]
         fn mul_add(self, a: Self, b: Self) -> Self {
-            Self(unsafe { _mm512_fmadd_ps(self.0, a.0, b.0) })
+            // SAFETY: see above.
+            self.with(unsafe { _mm512_fmadd_ps(self.v, a.v, b.v) })
         }
 
         /// `vrsqrt14ps` and one Newton–Raphson step (see the module documentation).
         #[inline(always)]
         fn rsqrt(self) -> Self {
-            unsafe {
-                let y0 = _mm512_rsqrt14_ps(self.0);
-                let a = _mm512_mul_ps(self.0, y0);
+            // SAFETY: see above.
+            self.with(unsafe {
+                let y0 = _mm512_rsqrt14_ps(self.v);
+                let a = _mm512_mul_ps(self.v, y0);
                 let e = _mm512_fnmadd_ps(a, y0, _mm512_set1_ps(3.0));
                 let e = _mm512_max_ps(e, _mm512_set1_ps(1.0));
-                Self(_mm512_mul_ps(_mm512_mul_ps(y0, _mm512_set1_ps(0.5)), e))
-            }
+                _mm512_mul_ps(_mm512_mul_ps(y0, _mm512_set1_ps(0.5)), e)
+            })
         }
 
         #[inline(always)]
         fn min_finite(self) -> Self {
             // `vminps` returns its second operand when either is NaN.
-            Self(unsafe { _mm512_min_ps(self.0, _mm512_set1_ps(f32::MAX)) })
+            // SAFETY: see above.
+            self.with(unsafe { _mm512_min_ps(self.v, _mm512_set1_ps(f32::MAX)) })
         }
     }
 
     impl Real for F32x8 {
         #[inline(always)]
-        fn splat(v: f32) -> Self {
-            Self(unsafe { _mm256_set1_ps(v) })
-        }
-
-        #[inline(always)]
         fn mul_add(self, a: Self, b: Self) -> Self {
-            Self(unsafe { _mm256_fmadd_ps(self.0, a.0, b.0) })
+            // SAFETY: see above.
+            self.with(unsafe { _mm256_fmadd_ps(self.v, a.v, b.v) })
         }
 
         /// `vrsqrtps` and one Newton–Raphson step (see the module documentation).
         #[inline(always)]
         fn rsqrt(self) -> Self {
-            unsafe {
-                let y0 = _mm256_rsqrt_ps(self.0);
-                let a = _mm256_mul_ps(self.0, y0);
+            // SAFETY: see above.
+            self.with(unsafe {
+                let y0 = _mm256_rsqrt_ps(self.v);
+                let a = _mm256_mul_ps(self.v, y0);
                 let e = _mm256_fnmadd_ps(a, y0, _mm256_set1_ps(3.0));
                 let e = _mm256_max_ps(e, _mm256_set1_ps(1.0));
-                Self(_mm256_mul_ps(_mm256_mul_ps(y0, _mm256_set1_ps(0.5)), e))
-            }
+                _mm256_mul_ps(_mm256_mul_ps(y0, _mm256_set1_ps(0.5)), e)
+            })
         }
 
         #[inline(always)]
         fn min_finite(self) -> Self {
             // `vminps` returns its second operand when either is NaN.
-            Self(unsafe { _mm256_min_ps(self.0, _mm256_set1_ps(f32::MAX)) })
+            // SAFETY: see above.
+            self.with(unsafe { _mm256_min_ps(self.v, _mm256_set1_ps(f32::MAX)) })
         }
     }
 
     impl Simd for F32x16 {
         const LANES: usize = 16;
+        type Cap = HasAvx512;
+        type Wide = (__m512d, __m512d);
 
         #[inline(always)]
-        fn load(src: &[f32]) -> Self {
+        fn splat(cap: HasAvx512, v: f32) -> Self {
+            // SAFETY: `cap` proves the CPU has AVX-512F.
+            F32x16 {
+                v: unsafe { _mm512_set1_ps(v) },
+                cap,
+            }
+        }
+
+        #[inline(always)]
+        fn load(cap: HasAvx512, src: &[f32]) -> Self {
             let src = &src[..16];
-            Self(unsafe { _mm512_loadu_ps(src.as_ptr()) })
+            // SAFETY: `cap` proves AVX-512F; `src` holds 16 floats.
+            F32x16 {
+                v: unsafe { _mm512_loadu_ps(src.as_ptr()) },
+                cap,
+            }
+        }
+
+        #[inline(always)]
+        fn cap(self) -> HasAvx512 {
+            self.cap
         }
 
         #[inline(always)]
         fn store(self, dst: &mut [f32]) {
             let dst = &mut dst[..16];
-            unsafe { _mm512_storeu_ps(dst.as_mut_ptr(), self.0) }
+            // SAFETY: see above; `dst` holds 16 floats.
+            unsafe { _mm512_storeu_ps(dst.as_mut_ptr(), self.v) }
         }
 
         #[inline(always)]
         fn rsqrt_estimate(self) -> Self {
-            Self(unsafe { _mm512_rsqrt14_ps(self.0) })
+            // SAFETY: see above.
+            self.with(unsafe { _mm512_rsqrt14_ps(self.v) })
+        }
+
+        #[inline(always)]
+        fn recip_sqrt(self) -> Self {
+            // SAFETY: see above.
+            self.with(unsafe { _mm512_div_ps(_mm512_set1_ps(1.0), _mm512_sqrt_ps(self.v)) })
         }
 
         #[inline(always)]
         fn neg_mul_add(self, a: Self, b: Self) -> Self {
-            Self(unsafe { _mm512_fnmadd_ps(self.0, a.0, b.0) })
+            // SAFETY: see above.
+            self.with(unsafe { _mm512_fnmadd_ps(self.v, a.v, b.v) })
         }
 
         #[inline(always)]
         fn sum(self) -> f32 {
-            unsafe { _mm512_reduce_add_ps(self.0) }
+            // SAFETY: see above.
+            unsafe { _mm512_reduce_add_ps(self.v) }
+        }
+
+        #[inline(always)]
+        fn wide_zero(_: HasAvx512) -> Self::Wide {
+            // SAFETY: the token proves AVX-512F.
+            unsafe { (_mm512_setzero_pd(), _mm512_setzero_pd()) }
+        }
+
+        #[inline(always)]
+        fn wide_add(self, acc: Self::Wide) -> Self::Wide {
+            // SAFETY: see above.
+            unsafe {
+                let lo = _mm512_cvtps_pd(_mm512_castps512_ps256(self.v));
+                let hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(
+                    _mm512_castps_pd(self.v),
+                )));
+                (_mm512_add_pd(acc.0, lo), _mm512_add_pd(acc.1, hi))
+            }
+        }
+
+        #[inline(always)]
+        fn wide_dot(acc: Self::Wide, weights: Self) -> f64 {
+            let mut lanes = [0f64; 16];
+            let mut w = [0f32; 16];
+            weights.store(&mut w);
+            // SAFETY: `acc` exists, so AVX-512F does; `lanes` holds 16 f64.
+            unsafe {
+                _mm512_storeu_pd(lanes.as_mut_ptr(), acc.0);
+                _mm512_storeu_pd(lanes.as_mut_ptr().add(8), acc.1);
+            }
+            lanes.iter().zip(w).map(|(a, w)| a * w as f64).sum()
         }
     }
 
     impl Simd for F32x8 {
         const LANES: usize = 8;
+        type Cap = HasAvx2Fma;
+        type Wide = (__m256d, __m256d);
 
         #[inline(always)]
-        fn load(src: &[f32]) -> Self {
+        fn splat(cap: HasAvx2Fma, v: f32) -> Self {
+            // SAFETY: `cap` proves the CPU has AVX2 and FMA.
+            F32x8 {
+                v: unsafe { _mm256_set1_ps(v) },
+                cap,
+            }
+        }
+
+        #[inline(always)]
+        fn load(cap: HasAvx2Fma, src: &[f32]) -> Self {
             let src = &src[..8];
-            Self(unsafe { _mm256_loadu_ps(src.as_ptr()) })
+            // SAFETY: `cap` proves AVX2; `src` holds 8 floats.
+            F32x8 {
+                v: unsafe { _mm256_loadu_ps(src.as_ptr()) },
+                cap,
+            }
+        }
+
+        #[inline(always)]
+        fn cap(self) -> HasAvx2Fma {
+            self.cap
         }
 
         #[inline(always)]
         fn store(self, dst: &mut [f32]) {
             let dst = &mut dst[..8];
-            unsafe { _mm256_storeu_ps(dst.as_mut_ptr(), self.0) }
+            // SAFETY: see above; `dst` holds 8 floats.
+            unsafe { _mm256_storeu_ps(dst.as_mut_ptr(), self.v) }
         }
 
         #[inline(always)]
         fn rsqrt_estimate(self) -> Self {
-            Self(unsafe { _mm256_rsqrt_ps(self.0) })
+            // SAFETY: see above.
+            self.with(unsafe { _mm256_rsqrt_ps(self.v) })
+        }
+
+        #[inline(always)]
+        fn recip_sqrt(self) -> Self {
+            // SAFETY: see above.
+            self.with(unsafe { _mm256_div_ps(_mm256_set1_ps(1.0), _mm256_sqrt_ps(self.v)) })
         }
 
         #[inline(always)]
         fn neg_mul_add(self, a: Self, b: Self) -> Self {
-            Self(unsafe { _mm256_fnmadd_ps(self.0, a.0, b.0) })
+            // SAFETY: see above.
+            self.with(unsafe { _mm256_fnmadd_ps(self.v, a.v, b.v) })
         }
 
         #[inline(always)]
         fn sum(self) -> f32 {
+            // SAFETY: see above.
             unsafe {
                 let h = _mm_add_ps(
-                    _mm256_castps256_ps128(self.0),
-                    _mm256_extractf128_ps(self.0, 1),
+                    _mm256_castps256_ps128(self.v),
+                    _mm256_extractf128_ps(self.v, 1),
                 );
                 let h = _mm_add_ps(h, _mm_movehl_ps(h, h));
                 _mm_cvtss_f32(_mm_add_ss(h, _mm_movehdup_ps(h)))
             }
+        }
+
+        #[inline(always)]
+        fn wide_zero(_: HasAvx2Fma) -> Self::Wide {
+            // SAFETY: the token proves AVX2.
+            unsafe { (_mm256_setzero_pd(), _mm256_setzero_pd()) }
+        }
+
+        #[inline(always)]
+        fn wide_add(self, acc: Self::Wide) -> Self::Wide {
+            // SAFETY: see above.
+            unsafe {
+                let lo = _mm256_cvtps_pd(_mm256_castps256_ps128(self.v));
+                let hi = _mm256_cvtps_pd(_mm256_extractf128_ps(self.v, 1));
+                (_mm256_add_pd(acc.0, lo), _mm256_add_pd(acc.1, hi))
+            }
+        }
+
+        #[inline(always)]
+        fn wide_dot(acc: Self::Wide, weights: Self) -> f64 {
+            let mut lanes = [0f64; 8];
+            let mut w = [0f32; 8];
+            weights.store(&mut w);
+            // SAFETY: `acc` exists, so AVX2 does; `lanes` holds 8 f64.
+            unsafe {
+                _mm256_storeu_pd(lanes.as_mut_ptr(), acc.0);
+                _mm256_storeu_pd(lanes.as_mut_ptr().add(4), acc.1);
+            }
+            lanes.iter().zip(w).map(|(a, w)| a * w as f64).sum()
         }
     }
 }
@@ -296,39 +496,37 @@ mod arm {
     use core::arch::aarch64::*;
     use core::ops::{Add, Mul, Neg, Sub};
 
-    use super::Simd;
+    use super::{HasNeon, Simd};
     use gpu_kernels::interaction::Real;
 
-    /// Four `f32` lanes in a NEON register (NEON is part of the aarch64 base
-    /// architecture, so these are always available there).
+    /// Four `f32` lanes in a NEON register, with the (always true on
+    /// aarch64) proof that the CPU has NEON.
     #[derive(Clone, Copy, Debug)]
-    #[repr(transparent)]
-    pub(crate) struct F32x4(float32x4_t);
-
-    // SAFETY (every `unsafe` block below): NEON is always present on
-    // aarch64; the pointer accesses are bounds-checked first.
-
-    macro_rules! binop {
-        ($tr:ident, $f:ident, $intr:ident) => {
-            impl $tr for F32x4 {
-                type Output = F32x4;
-                #[inline(always)]
-                fn $f(self, rhs: F32x4) -> F32x4 {
-                    Self(unsafe { $intr(self.0, rhs.0) })
-                }
-            }
-        };
+    pub(crate) struct F32x4 {
+        v: float32x4_t,
+        cap: HasNeon,
     }
 
-    binop!(Add, add, vaddq_f32);
-    binop!(Sub, sub, vsubq_f32);
-    binop!(Mul, mul, vmulq_f32);
+    // SAFETY (every `unsafe` block below that the comment does not repeat):
+    // NEON is present (a value or token of the type exists, and NEON is part
+    // of the aarch64 base architecture); pointer accesses are bounds-checked
+    // first.
+
+    binops!(F32x4: Add, add, vaddq_f32; Sub, sub, vsubq_f32; Mul, mul, vmulq_f32;);
+
+    impl F32x4 {
+        #[inline(always)]
+        fn with(self, v: float32x4_t) -> F32x4 {
+            F32x4 { v, cap: self.cap }
+        }
+    }
 
     impl Neg for F32x4 {
         type Output = F32x4;
         #[inline(always)]
         fn neg(self) -> F32x4 {
-            Self(unsafe { vnegq_f32(self.0) })
+            // SAFETY: see above.
+            self.with(unsafe { vnegq_f32(self.v) })
         }
     }
 
@@ -339,69 +537,126 @@ mod arm {
     /// `inf -> 0` come out right.
     #[inline(always)]
     fn step(x: float32x4_t, y: float32x4_t) -> float32x4_t {
+        // SAFETY: NEON is part of the aarch64 base architecture.
         unsafe { vmulq_f32(y, vrsqrtsq_f32(x, vmulq_f32(y, y))) }
     }
 
     /// See [`step`].
     #[inline(always)]
     fn estimate(x: float32x4_t) -> float32x4_t {
+        // SAFETY: NEON is part of the aarch64 base architecture.
         step(x, unsafe { vrsqrteq_f32(x) })
     }
 
     impl Real for F32x4 {
         #[inline(always)]
-        fn splat(v: f32) -> Self {
-            Self(unsafe { vdupq_n_f32(v) })
-        }
-
-        #[inline(always)]
         fn mul_add(self, a: Self, b: Self) -> Self {
             // vfmaq_f32(c, x, y) = c + x y, one rounding.
-            Self(unsafe { vfmaq_f32(b.0, self.0, a.0) })
+            // SAFETY: see above.
+            self.with(unsafe { vfmaq_f32(b.v, self.v, a.v) })
         }
 
         /// [`estimate`] and a second step: f32 accuracy.
         #[inline(always)]
         fn rsqrt(self) -> Self {
-            Self(step(self.0, estimate(self.0)))
+            self.with(step(self.v, estimate(self.v)))
         }
 
         #[inline(always)]
         fn min_finite(self) -> Self {
             // `fminnm` returns the number when the other operand is NaN.
-            Self(unsafe { vminnmq_f32(self.0, vdupq_n_f32(f32::MAX)) })
+            // SAFETY: see above.
+            self.with(unsafe { vminnmq_f32(self.v, vdupq_n_f32(f32::MAX)) })
         }
     }
 
     impl Simd for F32x4 {
         const LANES: usize = 4;
+        type Cap = HasNeon;
+        type Wide = (float64x2_t, float64x2_t);
 
         #[inline(always)]
-        fn load(src: &[f32]) -> Self {
+        fn splat(cap: HasNeon, v: f32) -> Self {
+            // SAFETY: see above.
+            F32x4 {
+                v: unsafe { vdupq_n_f32(v) },
+                cap,
+            }
+        }
+
+        #[inline(always)]
+        fn load(cap: HasNeon, src: &[f32]) -> Self {
             let src = &src[..4];
-            Self(unsafe { vld1q_f32(src.as_ptr()) })
+            // SAFETY: see above; `src` holds 4 floats.
+            F32x4 {
+                v: unsafe { vld1q_f32(src.as_ptr()) },
+                cap,
+            }
+        }
+
+        #[inline(always)]
+        fn cap(self) -> HasNeon {
+            self.cap
         }
 
         #[inline(always)]
         fn store(self, dst: &mut [f32]) {
             let dst = &mut dst[..4];
-            unsafe { vst1q_f32(dst.as_mut_ptr(), self.0) }
+            // SAFETY: see above; `dst` holds 4 floats.
+            unsafe { vst1q_f32(dst.as_mut_ptr(), self.v) }
         }
 
         #[inline(always)]
         fn rsqrt_estimate(self) -> Self {
-            Self(estimate(self.0))
+            self.with(estimate(self.v))
+        }
+
+        #[inline(always)]
+        fn recip_sqrt(self) -> Self {
+            // SAFETY: see above.
+            self.with(unsafe { vdivq_f32(vdupq_n_f32(1.0), vsqrtq_f32(self.v)) })
         }
 
         #[inline(always)]
         fn neg_mul_add(self, a: Self, b: Self) -> Self {
             // vfmsq_f32(c, x, y) = c - x y, one rounding.
-            Self(unsafe { vfmsq_f32(b.0, self.0, a.0) })
+            // SAFETY: see above.
+            self.with(unsafe { vfmsq_f32(b.v, self.v, a.v) })
         }
 
         #[inline(always)]
         fn sum(self) -> f32 {
-            unsafe { vaddvq_f32(self.0) }
+            // SAFETY: see above.
+            unsafe { vaddvq_f32(self.v) }
+        }
+
+        #[inline(always)]
+        fn wide_zero(_: HasNeon) -> Self::Wide {
+            // SAFETY: see above.
+            unsafe { (vdupq_n_f64(0.0), vdupq_n_f64(0.0)) }
+        }
+
+        #[inline(always)]
+        fn wide_add(self, acc: Self::Wide) -> Self::Wide {
+            // SAFETY: see above.
+            unsafe {
+                let lo = vcvt_f64_f32(vget_low_f32(self.v));
+                let hi = vcvt_high_f64_f32(self.v);
+                (vaddq_f64(acc.0, lo), vaddq_f64(acc.1, hi))
+            }
+        }
+
+        #[inline(always)]
+        fn wide_dot(acc: Self::Wide, weights: Self) -> f64 {
+            let mut lanes = [0f64; 4];
+            let mut w = [0f32; 4];
+            weights.store(&mut w);
+            // SAFETY: see above; `lanes` holds 4 f64.
+            unsafe {
+                vst1q_f64(lanes.as_mut_ptr(), acc.0);
+                vst1q_f64(lanes.as_mut_ptr().add(2), acc.1);
+            }
+            lanes.iter().zip(w).map(|(a, w)| a * w as f64).sum()
         }
     }
 }
@@ -423,13 +678,13 @@ mod tests {
     }
 
     #[inline(always)]
-    fn probe<V: Simd>(x: &[f32]) -> Probe {
+    fn probe<V: Simd>(cap: V::Cap, x: &[f32]) -> Probe {
         let lanes = V::LANES;
         let mut out = vec![0.0; lanes];
         let each = |f: &dyn Fn(V) -> V, out: &mut Vec<f32>| {
             let mut all = Vec::new();
             for c in x.chunks(lanes) {
-                f(V::load(c)).store(out);
+                f(V::load(cap, c)).store(out);
                 all.extend_from_slice(out);
             }
             all
@@ -439,17 +694,18 @@ mod tests {
         let neg = each(&|v: V| -v, &mut out);
         let iota: Vec<f32> = (1..=lanes).map(|i| i as f32).collect();
         let halves: Vec<f32> = (0..lanes).map(|i| 0.5f32.powi(i as i32)).collect();
-        let sums = [V::load(&iota).sum(), V::load(&halves).sum()];
+        let sums = [V::load(cap, &iota).sum(), V::load(cap, &halves).sum()];
         // Body i against itself, lane by lane, at eps = 0: exactly zero
         // (positions from the finite inputs).
         let finite: Vec<f32> = x.iter().copied().filter(|v| v.is_finite()).collect();
         let p = PointMass {
-            x: V::load(&finite),
-            y: V::splat(-2.5),
-            z: V::splat(7.0),
-            m: V::splat(3.0),
+            x: V::load(cap, &finite),
+            y: V::splat(cap, -2.5),
+            z: V::splat(cap, 7.0),
+            m: V::splat(cap, 3.0),
         };
-        let a = interaction(Vec3::zero(), &p, &p, V::splat(0.0));
+        let zero = V::splat(cap, 0.0);
+        let a = interaction(Vec3::splat(zero), &p, &p, zero);
         let mut self_pair = [vec![0.0; lanes], vec![0.0; lanes], vec![0.0; lanes]];
         a.x.store(&mut self_pair[0]);
         a.y.store(&mut self_pair[1]);
@@ -465,14 +721,14 @@ mod tests {
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn probe_avx2(x: &[f32]) -> Probe {
-        probe::<F32x8>(x)
+    fn probe_avx2(cap: HasAvx2Fma, x: &[f32]) -> Probe {
+        probe::<F32x8>(cap, x)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f")]
-    unsafe fn probe_avx512(x: &[f32]) -> Probe {
-        probe::<F32x16>(x)
+    fn probe_avx512(cap: HasAvx512, x: &[f32]) -> Probe {
+        probe::<F32x16>(cap, x)
     }
 
     /// 64 inputs: special values first, then normal numbers over the whole range.
@@ -542,12 +798,12 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn avx2_vectors_match_the_scalar_semantics() {
-        if !(is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")) {
+        let Some(cap) = HasAvx2Fma::detect() else {
             eprintln!("no AVX2 + FMA on this CPU: skipped");
             return;
-        }
-        // SAFETY: the CPU has AVX2 and FMA.
-        let p = unsafe { probe_avx2(&inputs()) };
+        };
+        // SAFETY: `cap` proves the CPU has AVX2 and FMA.
+        let p = unsafe { probe_avx2(cap, &inputs()) };
         // One Newton step from 1.5 * 2^-12: ~1.5 * e^2 plus rounding.
         check("avx2", p, 8, 4e-7);
     }
@@ -555,12 +811,12 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn avx512_vectors_match_the_scalar_semantics() {
-        if !is_x86_feature_detected!("avx512f") {
+        let Some(cap) = HasAvx512::detect() else {
             eprintln!("no AVX-512F on this CPU: skipped");
             return;
-        }
-        // SAFETY: the CPU has AVX-512F.
-        let p = unsafe { probe_avx512(&inputs()) };
+        };
+        // SAFETY: `cap` proves the CPU has AVX-512F.
+        let p = unsafe { probe_avx512(cap, &inputs()) };
         check("avx512", p, 16, 2e-7);
     }
 
@@ -568,6 +824,7 @@ mod tests {
     #[test]
     fn neon_vectors_match_the_scalar_semantics() {
         // Two Newton steps from an 8-bit estimate.
-        check("neon", probe::<F32x4>(&inputs()), 4, 4e-7);
+        let cap = HasNeon::detect().expect("NEON is part of aarch64");
+        check("neon", probe::<F32x4>(cap, &inputs()), 4, 4e-7);
     }
 }

@@ -24,7 +24,9 @@ pub fn device_bytes(plan: &Plan) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Integrator, Kernel, Params};
+    use crate::config::{Kernel, Params};
+    use crate::force::ForceLaw;
+    use crate::integrator::Integrator;
 
     #[test]
     fn opt_in_starts_past_48_kib() {
@@ -33,7 +35,7 @@ mod tests {
         assert!(needs_shared_opt_in(48 * 1024 + 1));
         // The largest tile (1024 bodies x 16 bytes) fits without opting in;
         // the triangle kernel's 32 bytes per thread at 1024 threads does too.
-        let triangle = gpu_kernels::launch::triangle(5000, 1024).unwrap();
+        let triangle = gpu_kernels::shape::triangle(5000, 1024).unwrap();
         assert!(!needs_shared_opt_in(triangle.shared_bytes));
     }
 
@@ -41,8 +43,7 @@ mod tests {
     fn device_bytes_counts_every_buffer() {
         let params = Params::new(
             0.01,
-            0.1,
-            1.0,
+            ForceLaw::gravity(1.0, 0.1).unwrap(),
             Kernel::Tiled { block: 256 },
             Integrator::SemiImplicitEuler,
         )

@@ -1,5 +1,5 @@
 //! The CUDA engine: the embedded PTX loaded with cust, device buffers, and the
-//! launch plans of `plan.rs` executed on one stream.
+//! launch plans of `plan/` executed on one stream by the shared step loop.
 //!
 //! It cannot run on the machines this crate is developed on (no GPU); it is
 //! type-checked in CI, and what it launches (entry points, grids, shared
@@ -7,6 +7,7 @@
 //! against the PTX parameter lists.
 
 use std::ffi::c_void;
+use std::ptr;
 
 use cust::context::{Context, CurrentContext};
 use cust::device::Device;
@@ -18,13 +19,15 @@ use cust::stream::{Stream, StreamFlags};
 use cust::sys;
 use glam::Vec3;
 use gpu_kernels::Vec4;
+use gpu_kernels::entry::{Arg, Entry, MAX_PARAMS};
 use gpu_kernels::integrate::ALL_FINITE;
 
 use super::budget::{device_bytes, needs_shared_opt_in};
-use crate::backend::{Divergence, Engine};
-use crate::config::{BackendKind, Params};
+use crate::config::Params;
+use crate::engine::{BackendKind, Divergence, Engine};
 use crate::error::{Error, Result};
-use crate::plan::{Arg, Buf, Op, Plan};
+use crate::plan::run::{PlanDevice, execute_all, run_steps};
+use crate::plan::{Buf, Op, Plan};
 use crate::state::{Bodies, Energy};
 
 /// Maps a driver error to [`Error::Cuda`], naming what was being done.
@@ -62,10 +65,20 @@ fn unflatten(v: &[f32]) -> Vec<Vec4> {
 }
 
 /// Runs the kernels on one CUDA device.
+pub(crate) struct CudaEngine {
+    device: GpuState,
+    plan: Plan,
+    /// Device ordinal and name.
+    ordinal: u32,
+    name: String,
+}
+
+/// The device side: buffers, the module's functions, the stream and the
+/// timing events.
 ///
 /// Fields drop in declaration order: buffers, module, events and stream are
 /// released while the context (last) is still alive.
-pub struct CudaEngine {
+struct GpuState {
     /// Positions and masses, double-buffered; `pos[current]` is `PosIn`.
     pos: [DeviceBuffer<f32>; 2],
     current: usize,
@@ -73,27 +86,27 @@ pub struct CudaEngine {
     acc: DeviceBuffer<f32>,
     partials: DeviceBuffer<f64>,
     flag: DeviceBuffer<u32>,
-    module: Module,
+    /// The function of every entry point, by `Entry as usize`, resolved once.
+    functions: Vec<sys::CUfunction>,
+    /// The loaded PTX, kept alive for `functions` (never read).
+    _module: Module,
     start: Event,
     stop: Event,
     stream: Stream,
-    plan: Plan,
-    device: u32,
-    name: String,
     seconds: f64,
     context: Context,
 }
 
 // SAFETY: the driver objects are handles into the device's primary context,
 // which any host thread may use once it is made current; every method that
-// touches the device first makes it current (`CudaEngine::enter`), and the
+// touches the device first makes it current (`GpuState::enter`), and the
 // engine is used from one thread at a time (`&mut self`).
 unsafe impl Send for CudaEngine {}
 
 impl CudaEngine {
     /// Loads the PTX on `device` and uploads `bodies`. Checks the block's
     /// shared memory and the device memory before allocating anything.
-    pub fn new(device: u32, bodies: &Bodies, params: &Params) -> Result<CudaEngine> {
+    pub(crate) fn new(device: u32, bodies: &Bodies, params: &Params) -> Result<CudaEngine> {
         bodies.validate()?;
         let plan = Plan::new(bodies.len(), *params)?;
         cust::init(cust::CudaFlags::empty()).map_err(unavailable)?;
@@ -122,8 +135,8 @@ impl CudaEngine {
         )?;
         if needed_shared > opt_in as u32 {
             return Err(Error::SharedMemoryExceeded {
-                block: params.kernel.block(),
-                kernel: params.kernel.name(),
+                block: params.kernel().block(),
+                kernel: params.kernel().name(),
                 needed: needed_shared,
                 available: opt_in as u32,
             });
@@ -140,16 +153,22 @@ impl CudaEngine {
         }
 
         let module = Module::from_ptx(crate::PTX, &[]).map_err(during("loading the PTX"))?;
+        let functions = Entry::ALL
+            .iter()
+            .map(|entry| {
+                module
+                    .get_function(entry.name())
+                    .map(|f| f.to_raw())
+                    .map_err(during("finding a kernel"))
+            })
+            .collect::<Result<Vec<_>>>()?;
         if needs_shared_opt_in(needed_shared) {
-            for entry in gpu_kernels::entry::ALL {
-                let f = module
-                    .get_function(entry.name)
-                    .map_err(during("finding a kernel"))?;
+            for &f in &functions {
                 // SAFETY: a valid function handle of the loaded module.
                 driver(
                     unsafe {
                         sys::cuFuncSetAttribute(
-                            f.to_raw(),
+                            f,
                             sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                             needed_shared as i32,
                         )
@@ -161,7 +180,7 @@ impl CudaEngine {
 
         let (pos, vel) = bodies.to_device_layout();
         let upload = during("uploading the bodies");
-        let mut engine = CudaEngine {
+        let mut state = GpuState {
             pos: [
                 DeviceBuffer::from_slice(&flatten(&pos)).map_err(&upload)?,
                 DeviceBuffer::zeroed(4 * pos.len()).map_err(&upload)?,
@@ -171,23 +190,27 @@ impl CudaEngine {
             acc: DeviceBuffer::zeroed(4 * pos.len()).map_err(&upload)?,
             partials: DeviceBuffer::zeroed(plan.energy_partials_len()).map_err(&upload)?,
             flag: DeviceBuffer::from_slice(&[ALL_FINITE, 0]).map_err(&upload)?,
-            module,
+            functions,
+            _module: module,
             start: Event::new(EventFlags::DEFAULT).map_err(during("creating events"))?,
             stop: Event::new(EventFlags::DEFAULT).map_err(during("creating events"))?,
             stream: Stream::new(StreamFlags::NON_BLOCKING, None)
                 .map_err(during("creating a stream"))?,
-            plan,
-            device,
-            name,
             seconds: 0.0,
             context,
         };
-        let prepare = engine.plan.prepare();
-        engine.run(&prepare)?;
-        Ok(engine)
+        execute_all(&mut state, plan.prepare())?;
+        Ok(CudaEngine {
+            device: state,
+            plan,
+            ordinal: device,
+            name,
+        })
     }
+}
 
-    /// Makes this engine's context current on the calling thread.
+impl GpuState {
+    /// Makes this device's context current on the calling thread.
     fn enter(&self) -> Result<()> {
         CurrentContext::set_current(&self.context).map_err(during("making the context current"))
     }
@@ -201,65 +224,6 @@ impl CudaEngine {
             Buf::Partials => self.partials.as_device_ptr().as_raw(),
             Buf::Flag => self.flag.as_device_ptr().as_raw(),
         }
-    }
-
-    /// Enqueues `ops` on the stream (asynchronously).
-    fn run(&mut self, ops: &[Op]) -> Result<()> {
-        for op in ops {
-            match op {
-                Op::Launch(launch) => {
-                    if launch.shape.grid == 0 {
-                        continue;
-                    }
-                    // Each argument in its own 8-byte slot; the driver copies
-                    // the parameter's size (4 or 8 bytes) from its address.
-                    let mut slots: Vec<[u8; 8]> = launch
-                        .args
-                        .iter()
-                        .map(|arg| {
-                            let mut slot = [0u8; 8];
-                            match *arg {
-                                Arg::Buf(b) => slot = self.device_ptr(b).to_ne_bytes(),
-                                Arg::U32(v) => slot[..4].copy_from_slice(&v.to_ne_bytes()),
-                                Arg::F32(v) => slot[..4].copy_from_slice(&v.to_ne_bytes()),
-                            }
-                            slot
-                        })
-                        .collect();
-                    let args: Vec<*mut c_void> = slots
-                        .iter_mut()
-                        .map(|s| s.as_mut_ptr() as *mut c_void)
-                        .collect();
-                    let function = self
-                        .module
-                        .get_function(launch.entry.name)
-                        .map_err(during("finding a kernel"))?;
-                    // SAFETY: the argument list matches the entry point's PTX
-                    // parameters (checked by the plan tests against the PTX),
-                    // every pointer is a live buffer of the size the kernel
-                    // expects for `n`, and the shape comes from `launch.rs`.
-                    unsafe {
-                        self.stream
-                            .launch(
-                                &function,
-                                launch.shape.grid,
-                                launch.shape.block,
-                                launch.shape.shared_bytes,
-                                &args,
-                            )
-                            .map_err(during("launching a kernel"))?;
-                    }
-                }
-                Op::ZeroAcc => {
-                    // SAFETY: the buffer lives as long as the engine and is
-                    // only used by this stream.
-                    unsafe { self.acc.set_zero_async(&self.stream) }
-                        .map_err(during("clearing accelerations"))?;
-                }
-                Op::SwapPositions => self.current = 1 - self.current,
-            }
-        }
-        Ok(())
     }
 
     fn sync(&self) -> Result<()> {
@@ -276,89 +240,157 @@ impl CudaEngine {
     }
 }
 
+impl PlanDevice for GpuState {
+    /// Enqueues one op on the stream (asynchronously).
+    fn execute(&mut self, op: &Op) -> Result<()> {
+        match *op {
+            Op::Launch(launch, shape) => {
+                if shape.grid == 0 {
+                    return Ok(());
+                }
+                // Each argument in its own 8-byte slot; the driver copies the
+                // parameter's size (4 or 8 bytes) from its address.
+                let args = launch.args();
+                let mut slots = [[0u8; 8]; MAX_PARAMS];
+                for (slot, arg) in slots.iter_mut().zip(args.as_slice()) {
+                    match *arg {
+                        Arg::Ptr(b) => *slot = self.device_ptr(b).to_ne_bytes(),
+                        Arg::U32(v) => slot[..4].copy_from_slice(&v.to_ne_bytes()),
+                        Arg::F32(v) => slot[..4].copy_from_slice(&v.to_ne_bytes()),
+                    }
+                }
+                let mut pointers = [ptr::null_mut::<c_void>(); MAX_PARAMS];
+                for (p, slot) in pointers.iter_mut().zip(slots.iter_mut()) {
+                    *p = slot.as_mut_ptr() as *mut c_void;
+                }
+                let function = self.functions[launch.entry() as usize];
+                // SAFETY: the argument list is the entry point's declared
+                // parameter list (the kernel table; the plan tests check it
+                // against the PTX), every pointer is a live buffer of the size
+                // the kernel expects for `n`, the shape comes from
+                // `gpu_kernels::shape`, and `slots` outlives the call (the
+                // driver copies the arguments before returning).
+                driver(
+                    unsafe {
+                        sys::cuLaunchKernel(
+                            function,
+                            shape.grid,
+                            1,
+                            1,
+                            shape.block,
+                            1,
+                            1,
+                            shape.shared_bytes,
+                            self.stream.as_inner(),
+                            pointers.as_mut_ptr(),
+                            ptr::null_mut(),
+                        )
+                    },
+                    "launching a kernel",
+                )
+            }
+            Op::ZeroAcc => {
+                // SAFETY: the buffer lives as long as the engine and is
+                // only used by this stream.
+                unsafe { self.acc.set_zero_async(&self.stream) }
+                    .map_err(during("clearing accelerations"))
+            }
+            Op::SwapPositions => {
+                self.current = 1 - self.current;
+                Ok(())
+            }
+        }
+    }
+
+    fn reset_flag(&mut self) -> Result<()> {
+        self.flag
+            .copy_from(&[ALL_FINITE, 0][..])
+            .map_err(during("resetting the divergence flag"))
+    }
+
+    fn read_flag(&mut self) -> Result<[u32; 2]> {
+        let mut flag = [0u32; 2];
+        self.flag
+            .copy_to(&mut flag[..])
+            .map_err(during("reading the divergence flag"))?;
+        Ok(flag)
+    }
+
+    /// One flag read per call: the GPU runs the whole batch unattended.
+    fn steps_per_flag_read(&self) -> u64 {
+        u64::MAX
+    }
+
+    fn batch_started(&mut self) -> Result<()> {
+        self.start
+            .record(&self.stream)
+            .map_err(during("recording an event"))
+    }
+
+    fn batch_queued(&mut self) -> Result<()> {
+        self.stop
+            .record(&self.stream)
+            .map_err(during("recording an event"))?;
+        self.stop
+            .synchronize()
+            .map_err(during("running the kernels"))?;
+        let ms = self
+            .stop
+            .elapsed_time_f32(&self.start)
+            .map_err(during("timing the steps"))?;
+        self.seconds += ms as f64 / 1e3;
+        Ok(())
+    }
+}
+
 impl Engine for CudaEngine {
     fn kind(&self) -> BackendKind {
         BackendKind::Cuda {
-            device: self.device,
+            device: self.ordinal,
             name: self.name.clone(),
         }
     }
 
+    fn method(&self) -> &'static str {
+        self.plan.kernel_name()
+    }
+
     fn step(&mut self, steps: u64) -> Result<Option<Divergence>> {
-        self.enter()?;
-        let mut done = 0u64;
-        while done < steps {
-            // The check kernel numbers steps with a u32 within one batch.
-            let batch = (steps - done).min(u32::MAX as u64 - 1);
-            self.flag
-                .copy_from(&[ALL_FINITE, 0][..])
-                .map_err(during("resetting the divergence flag"))?;
-            self.start
-                .record(&self.stream)
-                .map_err(during("recording an event"))?;
-            let step_ops = self.plan.step();
-            for s in 1..=batch as u32 {
-                self.run(&step_ops)?;
-                let check = self.plan.check(s);
-                self.run(&[Op::Launch(check)])?;
-            }
-            self.stop
-                .record(&self.stream)
-                .map_err(during("recording an event"))?;
-            self.stop
-                .synchronize()
-                .map_err(during("running the kernels"))?;
-            let ms = self
-                .stop
-                .elapsed_time_f32(&self.start)
-                .map_err(during("timing the steps"))?;
-            self.seconds += ms as f64 / 1e3;
-            let mut flag = [0u32; 2];
-            self.flag
-                .copy_to(&mut flag[..])
-                .map_err(during("reading the divergence flag"))?;
-            if flag[0] != ALL_FINITE {
-                return Ok(Some(Divergence {
-                    after_step: done + flag[0] as u64,
-                    body: flag[1] as usize,
-                    steps_run: done + batch,
-                }));
-            }
-            done += batch;
-        }
-        Ok(None)
+        self.device.enter()?;
+        run_steps(&mut self.device, &self.plan, steps)
     }
 
     fn read_state(&mut self) -> Result<Bodies> {
-        self.enter()?;
-        self.sync()?;
-        let pos = self.download_f32(&self.pos[self.current])?;
-        let vel = self.download_f32(&self.vel)?;
+        let d = &self.device;
+        d.enter()?;
+        d.sync()?;
+        let pos = d.download_f32(&d.pos[d.current])?;
+        let vel = d.download_f32(&d.vel)?;
         Ok(Bodies::from_device_layout(&pos, &vel))
     }
 
     fn energy(&mut self) -> Result<Energy> {
-        self.enter()?;
-        let launch = self.plan.energy();
-        self.run(&[Op::Launch(launch)])?;
-        self.sync()?;
-        let mut partials = vec![0f64; self.partials.len()];
-        self.partials
+        self.device.enter()?;
+        self.device.execute(self.plan.energy())?;
+        let d = &self.device;
+        d.sync()?;
+        let mut partials = vec![0f64; d.partials.len()];
+        d.partials
             .copy_to(&mut partials[..])
             .map_err(during("copying energy partial sums back"))?;
         Ok(self.plan.finish_energy(&partials))
     }
 
     fn accelerations(&mut self) -> Result<Vec<Vec3>> {
-        self.enter()?;
-        let ops = self.plan.accelerations();
-        self.run(&ops)?;
-        self.sync()?;
-        let acc = self.download_f32(&self.acc)?;
+        self.device.enter()?;
+        execute_all(&mut self.device, self.plan.accelerations())?;
+        let d = &self.device;
+        d.sync()?;
+        let acc = d.download_f32(&d.acc)?;
         Ok(acc.iter().map(|a| Vec3::new(a.x, a.y, a.z)).collect())
     }
 
     fn device_seconds(&self) -> Option<f64> {
-        Some(self.seconds)
+        Some(self.device.seconds)
     }
 }

@@ -9,29 +9,33 @@ mod budget;
 #[cfg(feature = "cuda")]
 mod engine;
 #[cfg(feature = "cuda")]
-pub use engine::CudaEngine;
+pub(crate) use engine::CudaEngine;
 
 #[cfg(not(feature = "cuda"))]
 mod stand_in {
     use glam::Vec3;
 
-    use crate::backend::{Divergence, Engine};
-    use crate::config::{BackendKind, Params};
+    use crate::config::Params;
+    use crate::engine::{BackendKind, Divergence, Engine};
     use crate::error::{Error, Result};
     use crate::state::{Bodies, Energy};
 
-    /// Stand-in for the CUDA engine in builds without the `cuda` feature.
-    pub enum CudaEngine {}
+    /// Stand-in for the CUDA engine in builds without the `cuda` feature:
+    /// uninhabited, so every method below is unreachable.
+    pub(crate) enum CudaEngine {}
 
     impl CudaEngine {
         /// Always [`Error::CudaNotCompiled`].
-        pub fn new(_device: u32, _bodies: &Bodies, _params: &Params) -> Result<CudaEngine> {
+        pub(crate) fn new(_device: u32, _bodies: &Bodies, _params: &Params) -> Result<CudaEngine> {
             Err(Error::CudaNotCompiled)
         }
     }
 
     impl Engine for CudaEngine {
         fn kind(&self) -> BackendKind {
+            match *self {}
+        }
+        fn method(&self) -> &'static str {
             match *self {}
         }
         fn step(&mut self, _steps: u64) -> Result<Option<Divergence>> {
@@ -50,4 +54,4 @@ mod stand_in {
 }
 
 #[cfg(not(feature = "cuda"))]
-pub use stand_in::CudaEngine;
+pub(crate) use stand_in::CudaEngine;

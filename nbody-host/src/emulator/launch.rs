@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use gpu_kernels::exec::{Exec, Global, Word};
-use gpu_kernels::launch::{LaunchShape, WARP};
+use gpu_kernels::shape::{LaunchShape, WARP};
 
 use crate::error::{Error, Result};
 

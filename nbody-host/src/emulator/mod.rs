@@ -25,7 +25,7 @@
 //! # Running a kernel
 //! ```
 //! use gpu_kernels::exec::Exec;
-//! use gpu_kernels::launch::LaunchShape;
+//! use gpu_kernels::shape::LaunchShape;
 //! use nbody_host::emulator::{DeviceMemory, LaunchOptions, launch};
 //!
 //! // out[i] = 2 * in[i], one thread per element.
@@ -50,5 +50,5 @@
 mod engine;
 mod launch;
 
-pub use engine::EmulatorEngine;
+pub(crate) use engine::EmulatorEngine;
 pub use launch::{DeviceMemory, EmuThread, LaunchOptions, launch};

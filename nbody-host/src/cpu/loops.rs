@@ -2,23 +2,23 @@
 //!
 //! Every loop is an `#[inline(always)]` generic body instantiated inside one
 //! `#[target_feature]` entry point per instruction set, so the vector
-//! operations compile to AVX-512, AVX2/FMA or NEON instructions; [`KernelSet`]
-//! hands out the entry points of an instruction set only after checking
-//! that the CPU has it.
+//! operations compile to AVX-512, AVX2/FMA or NEON instructions; [`ForceLoops`]
+//! hands out the entry points of an instruction set only for a proof that
+//! the CPU has it ([`Supported`]).
 //!
-//! # All pairs ([`KernelSet::all_pairs`])
-//! i-bodies in lanes (structure of arrays), `IB` vectors of them with their
+//! # All pairs ([`ForceLoops::all_pairs`])
+//! i-bodies in lanes (structure of arrays), `I_VECS` vectors of them with their
 //! accelerations in registers, each j-body broadcast to every lane and
-//! applied to all `IB` vectors. The j loop runs over tiles of `j_tile`
+//! applied to all `I_VECS` vectors. The j loop runs over tiles of `j_tile`
 //! bodies; for each tile, the i-groups of the block are visited in turn,
 //! reloading their partial sums, so a tile stays in L1/L2 however large `N`.
 //! The sum for body `i` runs over `j = 0..N` in order: deterministic.
 //!
-//! # Newton's third law ([`KernelSet::tri_pair`], [`KernelSet::tri_diag`])
+//! # Newton's third law ([`ForceLoops::tri_pair`], [`ForceLoops::tri_diag`])
 //! On a tile of blocks `(I, J)`, `I != J`, every pair is computed once
 //! ([`pair_interaction`](gpu_kernels::interaction::pair_interaction)
 //! rearranged as [`pull_fast`]): `a_i += m_j s r` into registers, as in the
-//! all-pairs loop (i-bodies in lanes, `IB` vectors of them, each j-body
+//! all-pairs loop (i-bodies in lanes, `I_VECS` vectors of them, each j-body
 //! broadcast), and `a_j -= m_i s r` into a reaction vector per j-body whose
 //! lanes are the different i-bodies. The reactions of a chunk of
 //! [`TRI_J_CHUNK`] j-bodies stay in L1 while every i-group of `I` sweeps the
@@ -27,15 +27,20 @@
 //! the same with each i-group against the bodies after it, plus its own
 //! bodies one-sided.
 //! The caller runs tiles on a round-robin schedule in which no block occurs
-//! twice in a round (see `super::CpuEngine`), so each tile writes its two
+//! twice in a round (`super::schedule`), so each tile writes its two
 //! blocks' accelerations directly and the order of every sum is fixed.
+//!
+//! # Potential energy ([`ForceLoops::potential`])
+//! `sum_{i<j} m_i m_j / sqrt(|r|^2 + eps^2)`, each pair once: i-bodies in
+//! lanes, the j-bodies after them broadcast, `m_j / d` in `f32` exactly as the
+//! scalar `1 / sqrt` gives it and accumulated in `f64` lanes.
 
 use std::ops::Range;
 
 use gpu_kernels::Vec4;
-use gpu_kernels::interaction::{PointMass, Vec3, interaction, pair_interaction_guarded};
+use gpu_kernels::interaction::{PointMass, Vec3, interaction, pair_interaction_guarded, potential};
 
-use super::Isa;
+use super::isa::{Isa, Supported};
 use super::simd::Simd;
 
 /// Positions and masses as a structure of arrays, padded to whole vectors
@@ -53,7 +58,7 @@ pub(crate) struct Soa {
     /// Masses divided by 8 (exactly, a power of two), for [`pull_fast`] and
     /// [`pair_back`], which fold the `1/2` of the Newton–Raphson step, cubed,
     /// into the mass.
-    pub m8: Vec<f32>,
+    pub m_eighth: Vec<f32>,
 }
 
 /// Where padding bodies sit: far away (so `1 / d^3` underflows to 0 against
@@ -79,18 +84,30 @@ impl Soa {
             dst.extend(pos.iter().map(get));
             dst.resize(padded, pad);
         }
-        self.m8.clear();
-        self.m8.extend(self.m.iter().map(|m| m * 0.125));
+        self.m_eighth.clear();
+        self.m_eighth.extend(self.m.iter().map(|m| m * 0.125));
+    }
+
+    /// Body `i`, one lane.
+    #[inline(always)]
+    fn body(&self, i: usize) -> PointMass<f32> {
+        PointMass {
+            x: self.x[i],
+            y: self.y[i],
+            z: self.z[i],
+            m: self.m[i],
+        }
     }
 
     /// Bodies `i..i + LANES`, with masses `m`, or `m / 8` if `scaled`.
     #[inline(always)]
-    fn load<V: Simd>(&self, i: usize, scaled: bool) -> PointMass<V> {
+    fn load<V: Simd>(&self, cap: V::Cap, i: usize, scaled: bool) -> PointMass<V> {
+        let m = if scaled { &self.m_eighth } else { &self.m };
         PointMass {
-            x: V::load(&self.x[i..]),
-            y: V::load(&self.y[i..]),
-            z: V::load(&self.z[i..]),
-            m: V::load(if scaled { &self.m8[i..] } else { &self.m[i..] }),
+            x: V::load(cap, &self.x[i..]),
+            y: V::load(cap, &self.y[i..]),
+            z: V::load(cap, &self.z[i..]),
+            m: V::load(cap, &m[i..]),
         }
     }
 }
@@ -112,11 +129,11 @@ impl AccBlock<'_> {
     }
 
     #[inline(always)]
-    fn load<V: Simd>(&self, i: usize) -> Vec3<V> {
+    fn load<V: Simd>(&self, cap: V::Cap, i: usize) -> Vec3<V> {
         Vec3 {
-            x: V::load(&self.x[i..]),
-            y: V::load(&self.y[i..]),
-            z: V::load(&self.z[i..]),
+            x: V::load(cap, &self.x[i..]),
+            y: V::load(cap, &self.y[i..]),
+            z: V::load(cap, &self.z[i..]),
         }
     }
 
@@ -136,12 +153,12 @@ fn separation_and_w<V: Simd>(
     pi: &PointMass<V>,
     pj: &PointMass<V>,
     eps2: V,
-    three: V,
+    newton_three: V,
 ) -> (V, V, V, V) {
     let (dx, dy, dz) = (pj.x - pi.x, pj.y - pi.y, pj.z - pi.z);
     let d2 = dz.mul_add(dz, dy.mul_add(dy, dx.mul_add(dx, eps2)));
     let y0 = d2.rsqrt_estimate();
-    (dx, dy, dz, y0 * (d2 * y0).neg_mul_add(y0, three))
+    (dx, dy, dz, y0 * (d2 * y0).neg_mul_add(y0, newton_three))
 }
 
 /// [`interaction_distinct`](gpu_kernels::interaction::interaction_distinct) rearranged for the CPU's hot loop: `acc +=
@@ -153,7 +170,7 @@ fn separation_and_w<V: Simd>(
 /// `e = 3 - d2 y0^2`), which saves two multiplications and two constant
 /// registers per interaction, and the `max` fix-up of [`Real::rsqrt`](gpu_kernels::interaction::Real::rsqrt) is not
 /// needed because `d2 >= eps^2` is a positive normal number on this path
-/// (see [`KernelSet::new`]). Same operations as the GPU kernels up to the
+/// (see [`ForceLoops::new`]). Same operations as the GPU kernels up to the
 /// rounding of the refined estimate; `tests/cpu_simd.rs` bounds the error
 /// against the f64 oracle.
 #[inline(always)]
@@ -162,9 +179,9 @@ pub(crate) fn pull_fast<V: Simd>(
     pi: &PointMass<V>,
     pj: &PointMass<V>,
     eps2: V,
-    three: V,
+    newton_three: V,
 ) -> Vec3<V> {
-    let (dx, dy, dz, w) = separation_and_w(pi, pj, eps2, three);
+    let (dx, dy, dz, w) = separation_and_w(pi, pj, eps2, newton_three);
     let f = (pj.m * w) * (w * w);
     Vec3 {
         x: dx.mul_add(f, acc.x),
@@ -174,29 +191,30 @@ pub(crate) fn pull_fast<V: Simd>(
 }
 
 /// Adds to `acc` (block starting at body `i0`, length a multiple of
-/// `IB * LANES`) the pull of bodies `js` of `soa`, in order, in tiles of `j_tile`.
+/// `I_VECS * LANES`) the pull of bodies `js` of `soa`, in order, in tiles of `j_tile`.
 #[inline(always)]
-fn one_sided<V: Simd, const IB: usize, const GUARD: bool>(
+fn pull_block<V: Simd, const I_VECS: usize, const GUARD: bool>(
     soa: &Soa,
     js: Range<usize>,
     i0: usize,
     acc: &mut AccBlock<'_>,
     eps2: f32,
     j_tile: usize,
+    cap: V::Cap,
 ) {
     let lanes = V::LANES;
-    let group = lanes * IB;
+    let group = lanes * I_VECS;
     let len = acc.len();
     debug_assert_eq!(len % group, 0);
-    let eps2 = V::splat(eps2);
-    let three = V::splat(3.0);
+    let eps2 = V::splat(cap, eps2);
+    let newton_three = V::splat(cap, 3.0);
     let mut start = js.start;
     while start < js.end {
         let end = start.saturating_add(j_tile.max(1)).min(js.end);
-        let tile = Bodies::of(soa, start, end - start, !GUARD);
+        let tile = BodyRun::of(soa, start, end - start, !GUARD);
         for g in (0..len).step_by(group) {
-            let (pi, mut a) = load_group::<V, IB>(soa, i0 + g, acc, g, false);
-            pull_all::<V, IB, GUARD>(&tile, &pi, &mut a, eps2, three);
+            let (pi, mut a) = load_group::<V, I_VECS>(soa, i0 + g, acc, g, false, cap);
+            pull_all::<V, I_VECS, GUARD>(&tile, &pi, &mut a, eps2, newton_three);
             for (b, &ab) in a.iter().enumerate() {
                 acc.store(g + b * lanes, ab);
             }
@@ -229,8 +247,13 @@ struct PairFront<V> {
 }
 
 #[inline(always)]
-fn pair_front<V: Simd>(pi: &PointMass<V>, pj: &PointMass<V>, eps2: V, three: V) -> PairFront<V> {
-    let (dx, dy, dz, w) = separation_and_w(pi, pj, eps2, three);
+fn pair_front<V: Simd>(
+    pi: &PointMass<V>,
+    pj: &PointMass<V>,
+    eps2: V,
+    newton_three: V,
+) -> PairFront<V> {
+    let (dx, dy, dz, w) = separation_and_w(pi, pj, eps2, newton_three);
     PairFront {
         dx,
         dy,
@@ -266,19 +289,19 @@ fn pair_back<V: Simd>(
 
 /// Positions and masses (or masses / 8) of a run of bodies, equal lengths.
 #[derive(Clone, Copy)]
-struct Bodies<'a> {
+struct BodyRun<'a> {
     x: &'a [f32],
     y: &'a [f32],
     z: &'a [f32],
     m: &'a [f32],
 }
 
-impl<'a> Bodies<'a> {
+impl<'a> BodyRun<'a> {
     /// Bodies `j0..j0 + len` of `soa`, with masses `m`, or `m / 8` if `scaled`.
     #[inline(always)]
-    fn of(soa: &'a Soa, j0: usize, len: usize, scaled: bool) -> Bodies<'a> {
-        let m = if scaled { &soa.m8 } else { &soa.m };
-        Bodies {
+    fn of(soa: &'a Soa, j0: usize, len: usize, scaled: bool) -> BodyRun<'a> {
+        let m = if scaled { &soa.m_eighth } else { &soa.m };
+        BodyRun {
             x: &soa.x[j0..j0 + len],
             y: &soa.y[j0..j0 + len],
             z: &soa.z[j0..j0 + len],
@@ -288,17 +311,17 @@ impl<'a> Bodies<'a> {
 
     /// Body `k` broadcast to every lane.
     #[inline(always)]
-    fn broadcast<V: Simd>(&self, k: usize) -> PointMass<V> {
+    fn broadcast<V: Simd>(&self, cap: V::Cap, k: usize) -> PointMass<V> {
         PointMass {
-            x: V::splat(self.x[k]),
-            y: V::splat(self.y[k]),
-            z: V::splat(self.z[k]),
-            m: V::splat(self.m[k]),
+            x: V::splat(cap, self.x[k]),
+            y: V::splat(cap, self.y[k]),
+            z: V::splat(cap, self.z[k]),
+            m: V::splat(cap, self.m[k]),
         }
     }
 }
 
-/// Every pair between the `IB` i-vectors `pi` (accelerations `a`, in
+/// Every pair between the `I_VECS` i-vectors `pi` (accelerations `a`, in
 /// registers) and the bodies `j0..j0 + react.len()` of `soa`, each broadcast
 /// to every lane: `a_i` gains the pull of `j`, and `react[k]` (for body
 /// `j0 + k`) the pull of the i-bodies on `j` with one i-body per lane, to be
@@ -310,54 +333,55 @@ impl<'a> Bodies<'a> {
 /// cube: about 35 cycles) overlaps the accumulation of the previous one and
 /// the out-of-order window need not hold several whole pairs.
 #[inline(always)]
-fn sweep_pairs<V: Simd, const IB: usize, const GUARD: bool>(
+fn sweep_pairs<V: Simd, const I_VECS: usize, const GUARD: bool>(
     soa: &Soa,
     j0: usize,
-    pi: &[PointMass<V>; IB],
-    a: &mut [Vec3<V>; IB],
+    pi: &[PointMass<V>; I_VECS],
+    a: &mut [Vec3<V>; I_VECS],
     react: &mut [Vec3<V>],
     eps2: V,
-    three: V,
+    newton_three: V,
 ) {
     let len = react.len();
     if len == 0 {
         return;
     }
-    let bodies = Bodies::of(soa, j0, len, !GUARD);
+    let cap = eps2.cap();
+    let bodies = BodyRun::of(soa, j0, len, !GUARD);
     if GUARD {
         for (k, r) in react.iter_mut().enumerate() {
-            let pj = bodies.broadcast::<V>(k);
-            for b in 0..IB {
+            let pj = bodies.broadcast::<V>(cap, k);
+            for b in 0..I_VECS {
                 (a[b], *r) = pair_interaction_guarded(a[b], *r, &pi[b], &pj, eps2);
             }
         }
         return;
     }
-    let zero = V::splat(0.0);
-    let mut pj = bodies.broadcast::<V>(0);
+    let zero = V::splat(cap, 0.0);
+    let mut pj = bodies.broadcast::<V>(cap, 0);
     let mut front = [PairFront {
         dx: zero,
         dy: zero,
         dz: zero,
         w3: zero,
-    }; IB];
-    for b in 0..IB {
-        front[b] = pair_front(&pi[b], &pj, eps2, three);
+    }; I_VECS];
+    for b in 0..I_VECS {
+        front[b] = pair_front(&pi[b], &pj, eps2, newton_three);
     }
     let (last, before_last) = react.split_last_mut().expect("react is not empty");
     for (k, r) in before_last.iter_mut().enumerate() {
-        let next_pj = bodies.broadcast::<V>(k + 1);
+        let next_pj = bodies.broadcast::<V>(cap, k + 1);
         let mut next = front;
-        for b in 0..IB {
-            next[b] = pair_front(&pi[b], &next_pj, eps2, three);
+        for b in 0..I_VECS {
+            next[b] = pair_front(&pi[b], &next_pj, eps2, newton_three);
         }
-        for b in 0..IB {
+        for b in 0..I_VECS {
             (a[b], *r) = pair_back(a[b], *r, &front[b], pi[b].m, pj.m);
         }
         front = next;
         pj = next_pj;
     }
-    for b in 0..IB {
+    for b in 0..I_VECS {
         (a[b], *last) = pair_back(a[b], *last, &front[b], pi[b].m, pj.m);
     }
 }
@@ -373,17 +397,18 @@ fn add_reactions<V: Simd>(acc: &mut AccBlock<'_>, at: usize, react: &[Vec3<V>]) 
     }
 }
 
-/// The i-group of `IB` vectors at body `i` of `soa` and their accelerations
+/// The i-group of `I_VECS` vectors at body `i` of `soa` and their accelerations
 /// at `g` of `acc`.
 #[inline(always)]
-fn load_group<V: Simd, const IB: usize>(
+fn load_group<V: Simd, const I_VECS: usize>(
     soa: &Soa,
     i: usize,
     acc: &AccBlock<'_>,
     g: usize,
     scaled: bool,
-) -> ([PointMass<V>; IB], [Vec3<V>; IB]) {
-    let zero = V::splat(0.0);
+    cap: V::Cap,
+) -> ([PointMass<V>; I_VECS], [Vec3<V>; I_VECS]) {
+    let zero = V::splat(cap, 0.0);
     // Plain loops, not `array::from_fn`: a closure would not inherit the
     // caller's target features, and the loads would not inline.
     let mut pi = [PointMass {
@@ -391,62 +416,65 @@ fn load_group<V: Simd, const IB: usize>(
         y: zero,
         z: zero,
         m: zero,
-    }; IB];
-    let mut a = [Vec3::<V>::zero(); IB];
-    for b in 0..IB {
-        pi[b] = soa.load(i + b * V::LANES, scaled);
-        a[b] = acc.load(g + b * V::LANES);
+    }; I_VECS];
+    let mut a = [Vec3::splat(zero); I_VECS];
+    for b in 0..I_VECS {
+        pi[b] = soa.load(cap, i + b * V::LANES, scaled);
+        a[b] = acc.load(cap, g + b * V::LANES);
     }
     (pi, a)
 }
 
-/// Adds to the accelerations `a` of the `IB` i-vectors `pi` the pull of
+/// Adds to the accelerations `a` of the `I_VECS` i-vectors `pi` the pull of
 /// every body of `bodies`, in order, each broadcast to every lane.
 #[inline(always)]
-fn pull_all<V: Simd, const IB: usize, const GUARD: bool>(
-    bodies: &Bodies<'_>,
-    pi: &[PointMass<V>; IB],
-    a: &mut [Vec3<V>; IB],
+fn pull_all<V: Simd, const I_VECS: usize, const GUARD: bool>(
+    bodies: &BodyRun<'_>,
+    pi: &[PointMass<V>; I_VECS],
+    a: &mut [Vec3<V>; I_VECS],
     eps2: V,
-    three: V,
+    newton_three: V,
 ) {
+    let cap = eps2.cap();
     for k in 0..bodies.x.len() {
-        let pj = bodies.broadcast::<V>(k);
-        for b in 0..IB {
+        let pj = bodies.broadcast::<V>(cap, k);
+        for b in 0..I_VECS {
             a[b] = if GUARD {
                 interaction(a[b], &pi[b], &pj, eps2)
             } else {
-                pull_fast(a[b], &pi[b], &pj, eps2, three)
+                pull_fast(a[b], &pi[b], &pj, eps2, newton_three)
             };
         }
     }
 }
 
 /// Every pair between block `I` (bodies `i0..`, accelerations `acc_i`, a
-/// multiple of `IB * LANES` long) and block `J` (bodies `j0..`, `acc_j`),
-/// once each: i-bodies in lanes, `IB` vectors of them in registers, j-bodies
+/// multiple of `I_VECS * LANES` long) and block `J` (bodies `j0..`, `acc_j`),
+/// once each: i-bodies in lanes, `I_VECS` vectors of them in registers, j-bodies
 /// broadcast, [`TRI_J_CHUNK`] at a time ([`sweep_pairs`]); the reactions on
 /// a chunk are summed across lanes once, after every i-group has swept it.
 #[inline(always)]
-fn pair_tile<V: Simd, const IB: usize, const GUARD: bool>(
+fn pair_tile<V: Simd, const I_VECS: usize, const GUARD: bool>(
     soa: &Soa,
     i0: usize,
     acc_i: &mut AccBlock<'_>,
     j0: usize,
     acc_j: &mut AccBlock<'_>,
     eps2: f32,
+    cap: V::Cap,
 ) {
-    let group = V::LANES * IB;
+    let group = V::LANES * I_VECS;
     debug_assert_eq!(acc_i.len() % group, 0);
-    let (eps2, three) = (V::splat(eps2), V::splat(3.0));
-    let mut react = [Vec3::<V>::zero(); TRI_J_CHUNK];
+    let (eps2, newton_three) = (V::splat(cap, eps2), V::splat(cap, 3.0));
+    let zero = Vec3::splat(V::splat(cap, 0.0));
+    let mut react = [zero; TRI_J_CHUNK];
     let mut c = 0;
     while c < acc_j.len() {
         let react = &mut react[..chunk_len(acc_j.len() - c)];
-        react.fill(Vec3::zero());
+        react.fill(zero);
         for g in (0..acc_i.len()).step_by(group) {
-            let (pi, mut a) = load_group::<V, IB>(soa, i0 + g, acc_i, g, !GUARD);
-            sweep_pairs::<V, IB, GUARD>(soa, j0 + c, &pi, &mut a, react, eps2, three);
+            let (pi, mut a) = load_group::<V, I_VECS>(soa, i0 + g, acc_i, g, !GUARD, cap);
+            sweep_pairs::<V, I_VECS, GUARD>(soa, j0 + c, &pi, &mut a, react, eps2, newton_three);
             for (b, &ab) in a.iter().enumerate() {
                 acc_i.store(g + b * V::LANES, ab);
             }
@@ -457,45 +485,47 @@ fn pair_tile<V: Simd, const IB: usize, const GUARD: bool>(
 }
 
 /// Every pair within the block of bodies `i0..` (accelerations `acc`, a
-/// multiple of `IB * LANES` long) once, against its first `nj` bodies (the
+/// multiple of `I_VECS * LANES` long) once, against its first `nj` bodies (the
 /// rest are padding): each i-group takes the pairs with the bodies after it
 /// as in [`pair_tile`], and the pull of its own bodies one-sided.
 #[inline(always)]
-fn diag_tile<V: Simd, const IB: usize, const GUARD: bool>(
+fn diag_tile<V: Simd, const I_VECS: usize, const GUARD: bool>(
     soa: &Soa,
     i0: usize,
     acc: &mut AccBlock<'_>,
     nj: usize,
     eps2: f32,
+    cap: V::Cap,
 ) {
-    let group = V::LANES * IB;
+    let group = V::LANES * I_VECS;
     debug_assert_eq!(acc.len() % group, 0);
     let nj = nj.min(acc.len());
-    let (eps2, three) = (V::splat(eps2), V::splat(3.0));
-    let mut react = [Vec3::<V>::zero(); TRI_J_CHUNK];
+    let (eps2, newton_three) = (V::splat(cap, eps2), V::splat(cap, 3.0));
+    let zero = Vec3::splat(V::splat(cap, 0.0));
+    let mut react = [zero; TRI_J_CHUNK];
     let mut c = 0;
     while c < nj {
         let end = c + chunk_len(nj - c);
         let react = &mut react[..end - c];
-        react.fill(Vec3::zero());
+        react.fill(zero);
         for g in (0..acc.len()).step_by(group).take_while(|&g| g < end) {
-            let (pi, mut a) = load_group::<V, IB>(soa, i0 + g, acc, g, !GUARD);
+            let (pi, mut a) = load_group::<V, I_VECS>(soa, i0 + g, acc, g, !GUARD, cap);
             // The group's own bodies within the chunk (none if the group
             // ends before it): one-sided.
             let lo = g.max(c);
             let hi = (g + group).min(end).max(lo);
-            let own = Bodies::of(soa, i0 + lo, hi - lo, !GUARD);
-            pull_all::<V, IB, GUARD>(&own, &pi, &mut a, eps2, three);
+            let own = BodyRun::of(soa, i0 + lo, hi - lo, !GUARD);
+            pull_all::<V, I_VECS, GUARD>(&own, &pi, &mut a, eps2, newton_three);
             // The bodies after the group: each pair once.
             let after = (g + group).max(c).min(end);
-            sweep_pairs::<V, IB, GUARD>(
+            sweep_pairs::<V, I_VECS, GUARD>(
                 soa,
                 i0 + after,
                 &pi,
                 &mut a,
                 &mut react[after - c..],
                 eps2,
-                three,
+                newton_three,
             );
             for (b, &ab) in a.iter().enumerate() {
                 acc.store(g + b * V::LANES, ab);
@@ -504,6 +534,51 @@ fn diag_tile<V: Simd, const IB: usize, const GUARD: bool>(
         add_reactions(acc, c, react);
         c = end;
     }
+}
+
+/// `sum_i m_i sum_{j > i} m_j / sqrt(|r_ij|^2 + eps^2)` over the i-bodies
+/// `i0..i0 + len` (`len` a multiple of `LANES`) and the j-bodies after them
+/// up to `n`, in `f64`: each pair once.
+///
+/// Each term `m_j / d` is the `f32` value of the scalar
+/// [`potential`](gpu_kernels::interaction::potential) (same `d^2`, a
+/// correctly rounded `1 / sqrt`), converted to `f64` and summed there; a
+/// vector's own pairs are taken one lane pair at a time.
+#[inline(always)]
+fn potential_block<V: Simd>(
+    soa: &Soa,
+    i0: usize,
+    len: usize,
+    n: usize,
+    eps2: f32,
+    cap: V::Cap,
+) -> f64 {
+    let lanes = V::LANES;
+    debug_assert_eq!(len % lanes, 0);
+    let eps2v = V::splat(cap, eps2);
+    let mut total = 0.0f64;
+    for i in (i0..(i0 + len).min(n)).step_by(lanes) {
+        let pi = soa.load::<V>(cap, i, false);
+        let after = (i + lanes).min(n);
+        let js = BodyRun::of(soa, after, n - after, false);
+        let mut acc = V::wide_zero(cap);
+        for k in 0..js.x.len() {
+            let pj = js.broadcast::<V>(cap, k);
+            let (dx, dy, dz) = (pj.x - pi.x, pj.y - pi.y, pj.z - pi.z);
+            let d2 = dz.mul_add(dz, dy.mul_add(dy, dx.mul_add(dx, eps2v)));
+            acc = (pj.m * d2.recip_sqrt()).wide_add(acc);
+        }
+        total += V::wide_dot(acc, pi.m);
+        // The pairs within the vector.
+        for a in i..after {
+            let pa = soa.body(a);
+            let phi: f64 = (a + 1..after)
+                .map(|b| potential(&pa, &soa.body(b), eps2) as f64)
+                .sum();
+            total += pa.m as f64 * phi;
+        }
+    }
+    total
 }
 
 /// `dst.xyz += src.xyz * dt` with one rounding per component (as the GPU's
@@ -519,29 +594,35 @@ fn axpy_body(dst: &mut [Vec4], src: &[Vec4], dt: f32) {
 
 /// The entry points of one instruction set, for one guard setting.
 ///
-/// Built only by [`KernelSet::new`], which checks that the CPU supports the
-/// instruction set; that check is what makes calling the `unsafe`
+/// Made only from a [`Supported`] proof that the CPU has the instruction set
+/// ([`ForceLoops::new`]); holding it is what makes calling the `unsafe`
 /// `#[target_feature]` functions stored here sound.
 #[derive(Clone, Copy)]
-pub(crate) struct KernelSet {
-    /// Bodies per all-pairs i-group (`IB * LANES`): block lengths are multiples of it.
+pub(crate) struct ForceLoops {
+    /// Bodies per all-pairs i-group (`I_VECS * LANES`): block lengths are multiples of it.
     pub all_pairs_group: usize,
     /// Bodies per triangle i-group: triangle block lengths are multiples of it.
     pub tri_group: usize,
+    /// Bodies per vector.
+    pub lanes: usize,
+    support: Supported,
     all_pairs: AllPairsFn,
     tri_pair: TriPairFn,
     tri_diag: TriDiagFn,
+    potential: PotentialFn,
     axpy: AxpyFn,
 }
 
 type AllPairsFn = unsafe fn(&Soa, Range<usize>, usize, &mut AccBlock<'_>, f32, usize);
 type TriPairFn = unsafe fn(&Soa, usize, &mut AccBlock<'_>, usize, &mut AccBlock<'_>, f32);
 type TriDiagFn = unsafe fn(&Soa, usize, &mut AccBlock<'_>, usize, f32);
+type PotentialFn = unsafe fn(&Soa, usize, usize, usize, f32) -> f64;
 type AxpyFn = unsafe fn(&mut [Vec4], &[Vec4], f32);
 
-impl std::fmt::Debug for KernelSet {
+impl std::fmt::Debug for ForceLoops {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("KernelSet")
+        f.debug_struct("ForceLoops")
+            .field("isa", &self.support.isa())
             .field("all_pairs_group", &self.all_pairs_group)
             .field("tri_group", &self.tri_group)
             .finish_non_exhaustive()
@@ -550,14 +631,28 @@ impl std::fmt::Debug for KernelSet {
 
 /// One instruction set's entry points: vector type `$v`, `$ib` i-vectors per
 /// group in the all-pairs loop, `$tb` in the triangle tile, and the target
-/// features `$feat` enabled (none for the scalar fallback).
+/// features `$feat` enabled (none for the scalar fallback). Each mints its
+/// vector type's capability token: its own contract (`#[target_feature]`,
+/// an `unsafe fn`) already requires the features.
 macro_rules! isa_entry_points {
     ($name:ident, $v:ty, $ib:literal, $tb:literal $(, $feat:literal)?) => {
         mod $name {
             use super::*;
+            use crate::cpu::isa::Capability;
 
-            pub(super) const ALL_PAIRS_IB: usize = $ib;
-            pub(super) const TRI_IB: usize = $tb;
+            pub(super) const ALL_PAIRS_I_VECS: usize = $ib;
+            pub(super) const TRI_I_VECS: usize = $tb;
+            pub(super) const LANES: usize = <$v as Simd>::LANES;
+
+            /// The vector type's token.
+            ///
+            /// # Safety
+            /// The CPU has the instruction set (`$feat`).
+            #[inline(always)]
+            unsafe fn cap() -> <$v as Simd>::Cap {
+                // SAFETY: the caller's contract.
+                unsafe { <<$v as Simd>::Cap as Capability>::assume() }
+            }
 
             $(#[target_feature(enable = $feat)])?
             pub(super) unsafe fn all_pairs<const GUARD: bool>(
@@ -568,7 +663,9 @@ macro_rules! isa_entry_points {
                 eps2: f32,
                 j_tile: usize,
             ) {
-                one_sided::<$v, $ib, GUARD>(soa, js, i0, acc, eps2, j_tile)
+                // SAFETY: this function requires the features.
+                let cap = unsafe { cap() };
+                pull_block::<$v, $ib, GUARD>(soa, js, i0, acc, eps2, j_tile, cap)
             }
 
             $(#[target_feature(enable = $feat)])?
@@ -580,13 +677,9 @@ macro_rules! isa_entry_points {
                 acc_j: &mut AccBlock<'_>,
                 eps2: f32,
             ) {
-                pair_tile::<$v, $tb, GUARD>(soa, i0, acc_i, j0, acc_j, eps2)
-            }
-
-            // With FMA enabled `mul_add` is one instruction, not a call.
-            $(#[target_feature(enable = $feat)])?
-            pub(super) unsafe fn axpy(dst: &mut [Vec4], src: &[Vec4], dt: f32) {
-                axpy_body(dst, src, dt)
+                // SAFETY: this function requires the features.
+                let cap = unsafe { cap() };
+                pair_tile::<$v, $tb, GUARD>(soa, i0, acc_i, j0, acc_j, eps2, cap)
             }
 
             $(#[target_feature(enable = $feat)])?
@@ -597,7 +690,28 @@ macro_rules! isa_entry_points {
                 nj: usize,
                 eps2: f32,
             ) {
-                diag_tile::<$v, $tb, GUARD>(soa, i0, acc, nj, eps2)
+                // SAFETY: this function requires the features.
+                let cap = unsafe { cap() };
+                diag_tile::<$v, $tb, GUARD>(soa, i0, acc, nj, eps2, cap)
+            }
+
+            $(#[target_feature(enable = $feat)])?
+            pub(super) unsafe fn potential(
+                soa: &Soa,
+                i0: usize,
+                len: usize,
+                n: usize,
+                eps2: f32,
+            ) -> f64 {
+                // SAFETY: this function requires the features.
+                let cap = unsafe { cap() };
+                potential_block::<$v>(soa, i0, len, n, eps2, cap)
+            }
+
+            // With FMA enabled `mul_add` is one instruction, not a call.
+            $(#[target_feature(enable = $feat)])?
+            pub(super) unsafe fn axpy(dst: &mut [Vec4], src: &[Vec4], dt: f32) {
+                axpy_body(dst, src, dt)
             }
         }
     };
@@ -613,51 +727,57 @@ isa_entry_points!(neon, super::super::simd::F32x4, 2, 1);
 // The scalar fallback: `f32` lanes, no target features.
 isa_entry_points!(scalar, f32, 1, 1);
 
-macro_rules! kernel_set {
-    ($m:ident, $lanes:expr, $guard:expr) => {
-        if $guard {
-            KernelSet {
-                all_pairs_group: $lanes * $m::ALL_PAIRS_IB,
-                tri_group: $lanes * $m::TRI_IB,
-                all_pairs: $m::all_pairs::<true>,
-                tri_pair: $m::tri_pair::<true>,
-                tri_diag: $m::tri_diag::<true>,
-                axpy: $m::axpy,
-            }
-        } else {
-            KernelSet {
-                all_pairs_group: $lanes * $m::ALL_PAIRS_IB,
-                tri_group: $lanes * $m::TRI_IB,
-                all_pairs: $m::all_pairs::<false>,
-                tri_pair: $m::tri_pair::<false>,
-                tri_diag: $m::tri_diag::<false>,
-                axpy: $m::axpy,
-            }
+macro_rules! force_loops {
+    ($m:ident, $support:expr, $guard:expr) => {
+        ForceLoops {
+            all_pairs_group: $m::LANES * $m::ALL_PAIRS_I_VECS,
+            tri_group: $m::LANES * $m::TRI_I_VECS,
+            lanes: $m::LANES,
+            support: $support,
+            all_pairs: if $guard {
+                $m::all_pairs::<true>
+            } else {
+                $m::all_pairs::<false>
+            },
+            tri_pair: if $guard {
+                $m::tri_pair::<true>
+            } else {
+                $m::tri_pair::<false>
+            },
+            tri_diag: if $guard {
+                $m::tri_diag::<true>
+            } else {
+                $m::tri_diag::<false>
+            },
+            potential: $m::potential,
+            axpy: $m::axpy,
         }
     };
 }
 
-impl KernelSet {
-    /// The entry points for `isa`, or `None` if this CPU lacks it.
+impl ForceLoops {
+    /// The entry points of the instruction set `support` proves present.
     ///
     /// `guard`: use the guarded interaction (needed when `eps = 0`, or when
     /// `max m / eps^3` might overflow); without it the loops use the
     /// unguarded forms, equal wherever those are finite.
-    pub fn new(isa: Isa, guard: bool) -> Option<KernelSet> {
-        if !isa.is_available() {
-            return None;
-        }
-        Some(match isa {
+    pub fn new(support: Supported, guard: bool) -> ForceLoops {
+        match support.isa() {
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 => kernel_set!(avx512, 16, guard),
+            Isa::Avx512 => force_loops!(avx512, support, guard),
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx2Fma => kernel_set!(avx2, 8, guard),
+            Isa::Avx2Fma => force_loops!(avx2, support, guard),
             #[cfg(target_arch = "aarch64")]
-            Isa::Neon => kernel_set!(neon, 4, guard),
-            Isa::Scalar => kernel_set!(scalar, 1, guard),
-            #[allow(unreachable_patterns)]
-            _ => return None,
-        })
+            Isa::Neon => force_loops!(neon, support, guard),
+            // `Supported` is only made for instruction sets this target can
+            // have: the rest cannot occur, and the scalar loops serve them.
+            _ => force_loops!(scalar, support, guard),
+        }
+    }
+
+    /// The instruction set of the loops.
+    pub fn isa(&self) -> Isa {
+        self.support.isa()
     }
 
     /// Adds to `acc` (bodies `i0..i0 + acc.len()`, a multiple of
@@ -674,7 +794,7 @@ impl KernelSet {
     ) {
         assert!(acc.len().is_multiple_of(self.all_pairs_group) && i0 + acc.len() <= soa.x.len());
         assert!(js.start <= js.end && js.end <= soa.x.len());
-        // SAFETY: `new` checked that the CPU has the instruction set.
+        // SAFETY: `self.support` proves the CPU has the instruction set.
         unsafe { (self.all_pairs)(soa, js, i0, acc, eps2, j_tile) }
     }
 
@@ -691,7 +811,7 @@ impl KernelSet {
     ) {
         assert!(acc_i.len().is_multiple_of(self.tri_group) && i0 + acc_i.len() <= soa.x.len());
         assert!(acc_j.len().is_multiple_of(self.tri_group) && j0 + acc_j.len() <= soa.x.len());
-        // SAFETY: `new` checked that the CPU has the instruction set.
+        // SAFETY: `self.support` proves the CPU has the instruction set.
         unsafe { (self.tri_pair)(soa, i0, acc_i, j0, acc_j, eps2) }
     }
 
@@ -700,14 +820,23 @@ impl KernelSet {
     /// [`tri_group`](Self::tri_group).
     pub fn tri_diag(&self, soa: &Soa, i0: usize, acc: &mut AccBlock<'_>, nj: usize, eps2: f32) {
         assert!(acc.len().is_multiple_of(self.tri_group) && i0 + acc.len() <= soa.x.len());
-        // SAFETY: `new` checked that the CPU has the instruction set.
+        // SAFETY: `self.support` proves the CPU has the instruction set.
         unsafe { (self.tri_diag)(soa, i0, acc, nj, eps2) }
+    }
+
+    /// `sum_i m_i sum_{j > i, j < n} m_j / sqrt(|r_ij|^2 + eps^2)` over the
+    /// i-bodies `i0..i0 + len` (`len` a multiple of [`lanes`](Self::lanes),
+    /// within `soa`), in `f64`.
+    pub fn potential(&self, soa: &Soa, i0: usize, len: usize, n: usize, eps2: f32) -> f64 {
+        assert!(len.is_multiple_of(self.lanes) && i0 + len <= soa.x.len() && n <= soa.x.len());
+        // SAFETY: `self.support` proves the CPU has the instruction set.
+        unsafe { (self.potential)(soa, i0, len, n, eps2) }
     }
 
     /// `dst.xyz += src.xyz * dt`, fused (lengths equal).
     pub fn axpy(&self, dst: &mut [Vec4], src: &[Vec4], dt: f32) {
         assert_eq!(dst.len(), src.len());
-        // SAFETY: `new` checked that the CPU has the instruction set.
+        // SAFETY: `self.support` proves the CPU has the instruction set.
         unsafe { (self.axpy)(dst, src, dt) }
     }
 }

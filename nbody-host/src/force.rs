@@ -1,0 +1,107 @@
+//! Force laws: what acts between two bodies, apart from how the pairs are
+//! enumerated ([`Kernel`](crate::Kernel) on the GPU, the all-pairs or
+//! Newton's-third-law loop on the CPU) and from the integrator.
+
+use crate::error::{Error, Result};
+
+/// The pairwise force, with its parameters validated in `f32`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ForceLaw {
+    /// Newtonian gravity with Plummer softening:
+    /// `a_i = G sum_j m_j r_ij / (|r_ij|^2 + eps^2)^(3/2)`.
+    Gravity(Gravity),
+}
+
+/// Softened gravity's parameters (see [`ForceLaw::Gravity`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Gravity {
+    g: f32,
+    softening: f32,
+}
+
+impl Gravity {
+    /// Validates `G` (finite, `> 0`) and the softening length `eps`
+    /// (finite, `>= 0`, `eps^2` finite in `f32`), naming a bad value.
+    pub fn new(g: f64, softening: f64) -> Result<Gravity> {
+        let g32 = g as f32;
+        if !(g.is_finite() && g > 0.0 && g32.is_finite() && g32 > 0.0) {
+            return Err(Error::InvalidGravitationalConstant(g));
+        }
+        let eps32 = softening as f32;
+        if !(softening.is_finite() && softening >= 0.0 && (eps32 * eps32).is_finite()) {
+            return Err(Error::InvalidSoftening(softening));
+        }
+        Ok(Gravity {
+            g: g32,
+            softening: eps32,
+        })
+    }
+
+    /// The gravitational constant `G`.
+    pub fn g(&self) -> f32 {
+        self.g
+    }
+
+    /// The Plummer softening length `eps`.
+    pub fn softening(&self) -> f32 {
+        self.softening
+    }
+
+    /// `eps^2`, as the kernels take it.
+    pub fn eps2(&self) -> f32 {
+        self.softening * self.softening
+    }
+}
+
+impl Default for Gravity {
+    /// `G = 1`, softening `0.1` (NVIDIA Warp's N-body example).
+    fn default() -> Self {
+        Gravity {
+            g: 1.0,
+            softening: 0.1,
+        }
+    }
+}
+
+impl ForceLaw {
+    /// Softened gravity, validated ([`Gravity::new`]).
+    pub fn gravity(g: f64, softening: f64) -> Result<ForceLaw> {
+        Gravity::new(g, softening).map(ForceLaw::Gravity)
+    }
+}
+
+impl Default for ForceLaw {
+    fn default() -> Self {
+        ForceLaw::Gravity(Gravity::default())
+    }
+}
+
+impl std::fmt::Display for ForceLaw {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ForceLaw::Gravity(g) => write!(f, "gravity (G {}, softening {})", g.g, g.softening),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gravity_rejects_bad_values_naming_them() {
+        for eps in [-0.1, f64::NAN, f64::INFINITY, 1e30] {
+            let e = Gravity::new(1.0, eps).unwrap_err();
+            assert!(matches!(e, Error::InvalidSoftening(_)), "{eps}: {e}");
+        }
+        for g in [0.0, -1.0, f64::NAN, 1e300] {
+            assert!(matches!(
+                Gravity::new(g, 0.1),
+                Err(Error::InvalidGravitationalConstant(_))
+            ));
+        }
+        let ok = Gravity::new(2.0, 0.0).unwrap();
+        assert_eq!((ok.g(), ok.softening(), ok.eps2()), (2.0, 0.0, 0.0));
+    }
+}
