@@ -1,0 +1,67 @@
+//! Files: `.npy` snapshots of the bodies, and checkpoints of a whole simulation.
+//!
+//! Both are written atomically (a temporary file in the target's directory,
+//! synced, then renamed over the target), so a crash never leaves a partial
+//! file, and both refuse non-finite states ([`Error::NonFiniteSnapshot`]).
+//! Loading validates everything before returning: a truncated, corrupt or
+//! malformed file is an [`Error::InvalidFile`], never a partial load.
+//!
+//! ```
+//! use nbody_host::{Backend, Simulation, ic, snapshot};
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let mut sim = Simulation::builder(ic::plummer(64, 1)).backend(Backend::Cpu).build()?;
+//! sim.step(5)?;
+//! sim.save_npy(dir.path().join("state.npy"))?; // numpy: np.load -> (64, 7) float32
+//! sim.save_checkpoint(dir.path().join("run.ckpt"))?;
+//! let bodies = snapshot::load_npy(dir.path().join("state.npy"))?;
+//! let mut resumed = Simulation::resume(dir.path().join("run.ckpt"))?.backend(Backend::Cpu).build()?;
+//! assert_eq!((bodies.len(), resumed.steps_done()), (64, 5));
+//! resumed.step(5)?;
+//! # Ok::<(), nbody_host::Error>(())
+//! ```
+//!
+//! The parts: `npy.rs` (the `.npy` format), `checkpoint.rs` (the checkpoint
+//! format) and `write.rs` (the atomic write).
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::state::Bodies;
+
+mod checkpoint;
+mod npy;
+mod write;
+
+pub use checkpoint::Checkpoint;
+pub use npy::{load_npy, save_npy};
+pub(crate) use write::write_atomically;
+
+/// An [`Error::InvalidFile`]: `path` is not a valid `format` file, because `reason`.
+fn invalid(path: &Path, format: &'static str, reason: String) -> Error {
+    Error::InvalidFile {
+        path: path.to_path_buf(),
+        format,
+        reason,
+    }
+}
+
+/// The whole file, or an [`Error::Io`] naming `path`.
+fn read_file(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Non-finite bodies are [`Error::NonFiniteSnapshot`]; other defects the
+/// [`Bodies::validate`] error.
+pub(crate) fn check_writable_state(path: &Path, bodies: &Bodies) -> Result<()> {
+    if let Some(body) = bodies.first_non_finite() {
+        return Err(Error::NonFiniteSnapshot {
+            path: path.to_path_buf(),
+            body,
+        });
+    }
+    bodies.validate()
+}
