@@ -3,8 +3,9 @@
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
-use super::{Image, check_size, invalid, temp_beside};
+use super::{Image, check_size, invalid};
 use crate::error::{Error, Result};
+use crate::snapshot::AtomicFile;
 
 /// An animated GIF being written: frames go to a temporary file beside the
 /// target, renamed onto it by [`GifWriter::finish`] (dropped unfinished, it
@@ -15,7 +16,7 @@ pub struct GifWriter {
     height: u16,
     delay_centis: u16,
     frames: usize,
-    encoder: gif::Encoder<BufWriter<tempfile::NamedTempFile>>,
+    encoder: gif::Encoder<BufWriter<AtomicFile>>,
 }
 
 impl std::fmt::Debug for GifWriter {
@@ -40,13 +41,13 @@ impl GifWriter {
     ) -> Result<GifWriter> {
         let path = path.as_ref().to_path_buf();
         check_size(width, height)?;
-        let tmp = temp_beside(&path)?;
+        let file = AtomicFile::create(&path)?;
         let (w, h) = (width as u16, height as u16);
         let gif_error = |e: gif::EncodingError| Error::Io {
             path: path.clone(),
             source: std::io::Error::other(e),
         };
-        let mut encoder = gif::Encoder::new(BufWriter::new(tmp), w, h, &[]).map_err(gif_error)?;
+        let mut encoder = gif::Encoder::new(BufWriter::new(file), w, h, &[]).map_err(gif_error)?;
         encoder
             .set_repeat(gif::Repeat::Infinite)
             .map_err(gif_error)?;
@@ -101,14 +102,12 @@ impl GifWriter {
         if self.frames == 0 {
             return Err(invalid("frames", 0, "a GIF needs at least one frame"));
         }
-        let tmp = self
-            .encoder
+        self.encoder
             .into_inner()
             .map_err(|e| io(std::io::Error::other(e)))?
             .into_inner()
-            .map_err(|e| io(e.into_error()))?;
-        tmp.as_file().sync_all().map_err(io)?;
-        tmp.persist(&path).map_err(|e| io(e.error))?;
+            .map_err(|e| io(e.into_error()))?
+            .commit()?;
         Ok(self.frames)
     }
 }

@@ -29,11 +29,8 @@
 //! The parts: `camera.rs` (camera and projection), `splat.rs` (frames,
 //! splatting, the renderer), `image.rs` (8-bit images, PNG), `gif_writer.rs`
 //! (animated GIFs), `recorder.rs` (frames from a running simulation),
-//! `plot.rs` (energy plots and bar charts).
-
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::Path;
+//! `plot.rs` (energy plots and bar charts). Files are written through
+//! [`snapshot`](crate::snapshot)'s atomic writer, like every file of the crate.
 
 use crate::error::{Error, Result};
 
@@ -71,43 +68,4 @@ fn check_size(width: u32, height: u32) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Writes `path` through a temporary file in the same directory, renamed
-/// over `path` only once `write` succeeded: readers never see a partial file.
-fn write_atomically(
-    path: &Path,
-    write: impl FnOnce(&mut BufWriter<&File>) -> std::io::Result<()>,
-) -> Result<()> {
-    let io = |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let tmp = temp_beside(path)?;
-    {
-        let mut w = BufWriter::new(tmp.as_file());
-        write(&mut w).map_err(io)?;
-        w.flush().map_err(io)?;
-    }
-    tmp.persist(path).map_err(|e| io(e.error))?;
-    Ok(())
-}
-
-fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".nbody-render-");
-    // Like any new file (0666 less the umask), not the temporary file's 0600.
-    #[cfg(unix)]
-    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    builder.tempfile_in(dir).map_err(|e| Error::Io {
-        path: path.to_path_buf(),
-        source: std::io::Error::new(
-            e.kind(),
-            format!("cannot create a file in {}: {}", dir.display(), e.kind()),
-        ),
-    })
 }

@@ -22,20 +22,23 @@
 //! ```
 //!
 //! The parts: `npy.rs` (the `.npy` format), `checkpoint.rs` (the checkpoint
-//! format) and `write.rs` (the atomic write).
+//! format) and `atomic_write.rs` (the atomic write every file of the library
+//! goes through, the render module's pictures included).
 
 use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::state::Bodies;
 
+mod atomic_write;
 mod checkpoint;
 mod npy;
-mod write;
 
+#[cfg(feature = "render")]
+pub(crate) use atomic_write::AtomicFile;
+pub(crate) use atomic_write::write_atomically;
 pub use checkpoint::Checkpoint;
 pub use npy::{load_npy, save_npy};
-pub(crate) use write::write_atomically;
 
 /// An [`Error::InvalidFile`]: `path` is not a valid `format` file, because `reason`.
 fn invalid(path: &Path, format: &'static str, reason: String) -> Error {
