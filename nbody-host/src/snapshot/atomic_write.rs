@@ -7,6 +7,13 @@
 //! new one, never a partial one, and a failed or abandoned write leaves the
 //! old file as it was.
 //!
+//! The target is what the path names once its symlinks are followed: a
+//! symlink stays a symlink and the file it points to is replaced (created, if
+//! the link dangles into an existing directory). A target that is not a
+//! regular file (a directory, FIFO, socket or device) is refused with an
+//! [`Error::Io`] naming the path and what it is, before anything is written:
+//! a rename would put a regular file in its place.
+//!
 //! It lives in `snapshot` because that is the crate's module of files (and
 //! `render`, a feature, may depend on it, not the other way round).
 
@@ -20,36 +27,31 @@ use crate::error::{Error, Result};
 #[cfg(unix)]
 const FILE_MODE: u32 = 0o644;
 
+/// Symlinks followed from one path before giving up (Linux's limit).
+const MAX_SYMLINKS: usize = 40;
+
 /// A file being written atomically: [`Write`] into it, then
 /// [`AtomicFile::commit`] puts it in place. Dropped without a commit, it
 /// removes its temporary file and leaves the target untouched.
 pub(crate) struct AtomicFile {
     /// The path as the caller gave it, for errors.
     path: PathBuf,
+    /// The file it names, symlinks followed: what the rename replaces.
+    target: PathBuf,
     temp: tempfile::NamedTempFile,
 }
 
 impl AtomicFile {
-    /// Starts writing `path`: creates the temporary file beside it (so a
-    /// directory that cannot hold the file fails here, before any work).
+    /// Starts writing `path`: follows its symlinks, refuses a target that
+    /// is not a regular file, and creates the temporary file in the target's
+    /// directory (so a directory that cannot hold the file fails here,
+    /// before any work).
     pub(crate) fn create(path: &Path) -> Result<AtomicFile> {
-        let dir = match path.parent() {
-            Some(parent) if !parent.as_os_str().is_empty() => parent,
-            _ => Path::new("."),
-        };
-        let temp = tempfile::Builder::new()
-            .prefix(".nbody-")
-            .suffix(".tmp")
-            .tempfile_in(dir)
-            .map_err(|e| Error::Io {
-                path: path.to_path_buf(),
-                source: std::io::Error::new(
-                    e.kind(),
-                    format!("cannot create a temporary file in {}: {e}", dir.display()),
-                ),
-            })?;
+        let target = resolve_target(path)?;
+        let temp = create_temp(path, &target)?;
         let file = AtomicFile {
             path: path.to_path_buf(),
+            target,
             temp,
         };
         #[cfg(unix)]
@@ -74,9 +76,9 @@ impl AtomicFile {
     /// Syncs the temporary file to disk and renames it over the target.
     pub(crate) fn commit(self) -> Result<()> {
         self.temp.as_file().sync_all().map_err(|e| self.error(e))?;
-        let path = self.path;
-        self.temp.persist(&path).map_err(|e| Error::Io {
-            path: path.clone(),
+        let AtomicFile { path, target, temp } = self;
+        temp.persist(&target).map_err(|e| Error::Io {
+            path,
             source: e.error,
         })?;
         Ok(())
@@ -97,4 +99,103 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut file = AtomicFile::create(path)?;
     file.write_all(bytes).map_err(|e| file.error(e))?;
     file.commit()
+}
+
+/// The file `path` names once its symlinks are followed (relative links
+/// relative to the link's directory), which need not exist; an error if it
+/// exists and is not a regular file, or if the links go round in a loop.
+fn resolve_target(path: &Path) -> Result<PathBuf> {
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut target = path.to_path_buf();
+    for _ in 0..=MAX_SYMLINKS {
+        let metadata = match std::fs::symlink_metadata(&target) {
+            Ok(metadata) => metadata,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(target),
+            Err(e) => return Err(io(e)),
+        };
+        let file_type = metadata.file_type();
+        if file_type.is_file() {
+            return Ok(target);
+        }
+        if !file_type.is_symlink() {
+            let through = if target == path {
+                String::new()
+            } else {
+                format!("resolves to {}, which ", target.display())
+            };
+            let kind = if file_type.is_dir() {
+                std::io::ErrorKind::IsADirectory
+            } else {
+                std::io::ErrorKind::InvalidInput
+            };
+            return Err(io(std::io::Error::new(
+                kind,
+                format!(
+                    "{through}is {}, not a regular file: refusing to write over it",
+                    describe(&file_type)
+                ),
+            )));
+        }
+        let link = std::fs::read_link(&target).map_err(io)?;
+        target = match target.parent() {
+            Some(dir) => dir.join(link),
+            None => link,
+        };
+    }
+    Err(io(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!("too many levels of symbolic links (more than {MAX_SYMLINKS}): a loop?"),
+    )))
+}
+
+/// What a file that is neither regular nor a symlink is, with an article.
+fn describe(file_type: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return "a named pipe (FIFO)";
+        }
+        if file_type.is_socket() {
+            return "a socket";
+        }
+        if file_type.is_char_device() {
+            return "a character device";
+        }
+        if file_type.is_block_device() {
+            return "a block device";
+        }
+    }
+    if file_type.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// The directory holding `target`: where its temporary file goes.
+fn directory_of(target: &Path) -> &Path {
+    match target.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    }
+}
+
+/// A new temporary file in `target`'s directory; errors name `path`.
+fn create_temp(path: &Path, target: &Path) -> Result<tempfile::NamedTempFile> {
+    let dir = directory_of(target);
+    tempfile::Builder::new()
+        .prefix(".nbody-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(|e| Error::Io {
+            path: path.to_path_buf(),
+            source: std::io::Error::new(
+                e.kind(),
+                format!("cannot create a temporary file in {}: {e}", dir.display()),
+            ),
+        })
 }

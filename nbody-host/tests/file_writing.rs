@@ -1,0 +1,204 @@
+//! How the library writes files (snapshots, checkpoints, PNGs, GIFs: one
+//! atomic writer for all): through symlinks to their target, never over a
+//! FIFO, socket, device or directory.
+#![cfg(unix)]
+
+use std::os::unix::fs::{FileTypeExt, symlink};
+use std::path::Path;
+use std::process::Command;
+
+use nbody_host::render::{GifWriter, Image};
+use nbody_host::{Backend, Bodies, Checkpoint, Error, Simulation, snapshot};
+
+fn two() -> Bodies {
+    Bodies::from_arrays(
+        &[[0.0; 3], [1.0, 0.0, 0.0]],
+        &[[0.0; 3], [0.0, 1.0, 0.0]],
+        &[1.0, 1.0],
+    )
+    .unwrap()
+}
+
+/// A simulation `steps` steps in, so checkpoints of it can be told apart.
+fn sim_after(steps: u64) -> Simulation {
+    let mut sim = Simulation::builder(two())
+        .backend(Backend::Cpu)
+        .build()
+        .unwrap();
+    sim.step(steps).unwrap();
+    sim
+}
+
+fn image() -> Image {
+    Image {
+        width: 8,
+        height: 8,
+        rgb: vec![100; 8 * 8 * 3],
+    }
+}
+
+/// Names in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+fn is_symlink(path: &Path) -> bool {
+    std::fs::symlink_metadata(path)
+        .unwrap()
+        .file_type()
+        .is_symlink()
+}
+
+/// Every way the library writes a file, each writing `path`.
+fn every_writer(path: &Path) -> Vec<(&'static str, Result<(), Error>)> {
+    vec![
+        ("save_npy", sim_after(1).save_npy(path)),
+        ("save_checkpoint", sim_after(1).save_checkpoint(path)),
+        ("save_png", image().save_png(path)),
+        (
+            "GifWriter",
+            GifWriter::create(path, 8, 8, 4).and_then(|mut gif| {
+                gif.push(&image())?;
+                gif.finish().map(drop)
+            }),
+        ),
+    ]
+}
+
+#[test]
+fn writing_through_a_symlink_replaces_the_target_and_keeps_the_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("real.ckpt");
+    let link = dir.path().join("l.ckpt");
+    sim_after(1).save_checkpoint(&real).unwrap();
+    symlink("real.ckpt", &link).unwrap();
+
+    sim_after(3).save_checkpoint(&link).unwrap();
+    assert!(is_symlink(&link), "the symlink was replaced by a file");
+    assert_eq!(std::fs::read_link(&link).unwrap(), Path::new("real.ckpt"));
+    assert_eq!(
+        Checkpoint::load(&real).unwrap().state.step,
+        3,
+        "stale target"
+    );
+
+    // A chain of links, one relative to another directory: the file at the
+    // end of the chain is written, every link stays.
+    let data = dir.path().join("data");
+    let runs = dir.path().join("runs");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::create_dir_all(&runs).unwrap();
+    symlink("../data/state.npy", runs.join("middle.npy")).unwrap();
+    symlink(runs.join("middle.npy"), dir.path().join("first.npy")).unwrap();
+    sim_after(2).save_npy(dir.path().join("first.npy")).unwrap();
+    assert!(is_symlink(&dir.path().join("first.npy")));
+    assert!(is_symlink(&runs.join("middle.npy")));
+    assert_eq!(
+        snapshot::load_npy(data.join("state.npy")).unwrap().len(),
+        2,
+        "the end of the chain holds the snapshot"
+    );
+    assert_eq!(names(&data), ["state.npy"], "no temporary file left");
+    assert_eq!(names(&runs), ["middle.npy"], "no temporary file left");
+
+    // The same for every other writer.
+    for (writer, result) in every_writer(&link) {
+        result.unwrap_or_else(|e| panic!("{writer}: {e}"));
+        assert!(is_symlink(&link), "{writer} replaced the symlink");
+    }
+}
+
+#[test]
+fn a_dangling_symlink_creates_its_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("l.npy");
+    symlink("new.npy", &link).unwrap();
+    sim_after(1).save_npy(&link).unwrap();
+    assert!(is_symlink(&link));
+    assert_eq!(
+        snapshot::load_npy(dir.path().join("new.npy"))
+            .unwrap()
+            .len(),
+        2
+    );
+
+    // Into a directory that does not exist: an error naming the path, nothing written.
+    let nowhere = dir.path().join("nowhere.npy");
+    symlink("missing-dir/x.npy", &nowhere).unwrap();
+    let e = sim_after(1).save_npy(&nowhere).unwrap_err();
+    assert!(matches!(e, Error::Io { .. }), "{e}");
+    assert!(e.to_string().contains("nowhere.npy"), "{e}");
+    assert_eq!(names(dir.path()), ["l.npy", "new.npy", "nowhere.npy"]);
+}
+
+/// A FIFO at `path` (no libc binding needed: coreutils' mkfifo).
+fn mkfifo(path: &Path) {
+    let status = Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
+#[test]
+fn non_regular_targets_are_refused_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe.ckpt");
+    mkfifo(&fifo);
+    let socket = dir.path().join("socket.ckpt");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let device = dir.path().join("null.ckpt");
+    symlink("/dev/null", &device).unwrap();
+    let subdir = dir.path().join("subdir");
+    std::fs::create_dir(&subdir).unwrap();
+    let dir_link = dir.path().join("dir-link.ckpt");
+    symlink("subdir", &dir_link).unwrap();
+    let looped = dir.path().join("loop-a.ckpt");
+    symlink("loop-b.ckpt", &looped).unwrap();
+    symlink("loop-a.ckpt", dir.path().join("loop-b.ckpt")).unwrap();
+    let before = names(dir.path());
+
+    for (path, what) in [
+        (&fifo, "FIFO"),
+        (&socket, "socket"),
+        (&device, "character device"),
+        (&subdir, "directory"),
+        (&dir_link, "directory"),
+        (&looped, "symbolic links"),
+    ] {
+        for (writer, result) in every_writer(path) {
+            let e = match result {
+                Err(e @ Error::Io { .. }) => e,
+                other => panic!("{writer} to {}: {other:?}", path.display()),
+            };
+            let message = e.to_string();
+            assert!(
+                message.contains(&*path.to_string_lossy()) && message.contains(what),
+                "{writer}: {message:?} should name the path and {what:?}"
+            );
+        }
+    }
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+    assert!(
+        std::fs::symlink_metadata(&socket)
+            .unwrap()
+            .file_type()
+            .is_socket()
+    );
+    assert!(is_symlink(&device) && is_symlink(&dir_link) && is_symlink(&looped));
+    assert!(
+        std::fs::metadata("/dev/null")
+            .unwrap()
+            .file_type()
+            .is_char_device()
+    );
+    assert_eq!(names(dir.path()), before, "nothing created or removed");
+    assert!(names(&subdir).is_empty());
+}
