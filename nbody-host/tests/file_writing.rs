@@ -1,11 +1,14 @@
 //! How the library writes files (snapshots, checkpoints, PNGs, GIFs: one
 //! atomic writer for all): through symlinks to their target, never over a
-//! FIFO, socket, device or directory.
+//! FIFO, socket, device or directory, and without leaving the temporary
+//! files of killed runs behind.
 #![cfg(unix)]
 
+use std::fs::File;
 use std::os::unix::fs::{FileTypeExt, symlink};
-use std::path::Path;
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 use nbody_host::render::{GifWriter, Image};
 use nbody_host::{Backend, Bodies, Checkpoint, Error, Simulation, snapshot};
@@ -201,4 +204,101 @@ fn non_regular_targets_are_refused_before_anything_is_written() {
     );
     assert_eq!(names(dir.path()), before, "nothing created or removed");
     assert!(names(&subdir).is_empty());
+}
+
+/// The pid of a process that has exited (and been reaped).
+fn dead_pid() -> u32 {
+    let mut child = Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
+
+#[test]
+fn stale_temporaries_are_removed_and_live_ones_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let (dead, me) = (dead_pid(), std::process::id());
+    let stale = format!(".state.npy.nbody-{dead}-AbC123.tmp");
+    let kept = [
+        // A live writer of another target: this process.
+        format!(".other.npy.nbody-{me}-XyZ789.tmp"),
+        // A writer whose pid this process cannot see (another PID
+        // namespace) but that holds its file's lock.
+        format!(".held.npy.nbody-{dead}-Lck000.tmp"),
+        // Not the library's pattern.
+        format!("state.npy.nbody-{dead}-AbC123.tmp"),
+        format!(".state.npy.nbody-{dead}-AbC123.tmp.bak"),
+        format!(".state.npy.nbody-{dead}-AbC.tmp"),
+        format!(".state.npy.nbody-x{dead}-AbC123.tmp"),
+        ".nbody-AbC123.tmp".to_string(),
+    ];
+    for name in kept.iter().chain([&stale]) {
+        std::fs::write(dir.path().join(name), b"partial").unwrap();
+    }
+    let held = File::open(dir.path().join(&kept[1])).unwrap();
+    held.lock().unwrap();
+
+    sim_after(1).save_npy(dir.path().join("state.npy")).unwrap();
+    let mut expected: Vec<String> = kept.to_vec();
+    expected.push("state.npy".into());
+    expected.sort();
+    assert_eq!(names(dir.path()), expected);
+    drop(held);
+}
+
+/// Set in the child process of the test below: the directory it writes in.
+const KILLED_WRITER_DIR: &str = "NBODY_TEST_KILLED_WRITER_DIR";
+
+/// Kills the child when the test ends, however it ends.
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn temporaries_of_a_killed_run_are_removed_by_the_next_write() {
+    const NAME: &str = "temporaries_of_a_killed_run_are_removed_by_the_next_write";
+    if let Some(dir) = std::env::var_os(KILLED_WRITER_DIR) {
+        // The child: a run recording a GIF, killed before it finishes.
+        let mut gif = GifWriter::create(PathBuf::from(dir).join("run.gif"), 8, 8, 4).unwrap();
+        gif.push(&image()).unwrap();
+        std::thread::sleep(Duration::from_secs(60));
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = KillOnDrop(
+        Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", NAME, "--test-threads=1"])
+            .env(KILLED_WRITER_DIR, dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let temp = loop {
+        if let Some(name) = names(dir.path()).into_iter().find(|n| n.ends_with(".tmp")) {
+            break name;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the child made no temporary file"
+        );
+        assert!(child.0.try_wait().unwrap().is_none(), "the child exited");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    child.0.kill().unwrap(); // SIGKILL: no destructor runs
+    child.0.wait().unwrap();
+    assert_eq!(
+        names(dir.path()),
+        std::slice::from_ref(&temp),
+        "what a killed run leaves"
+    );
+
+    image().save_png(dir.path().join("next.png")).unwrap();
+    assert_eq!(names(dir.path()), ["next.png"], "{temp} was not removed");
 }

@@ -14,6 +14,14 @@
 //! [`Error::Io`] naming the path and what it is, before anything is written:
 //! a rename would put a regular file in its place.
 //!
+//! A temporary file is named `.<target's name>.nbody-<pid>-<6 random
+//! characters>.tmp` and its writer holds an advisory lock on it until the
+//! rename. A run killed mid-write (SIGKILL, power loss) leaves it behind, so
+//! every write first removes, from the directory it writes in, the files of
+//! that pattern whose writer is gone: its pid is not a running process (seen
+//! in `/proc`) and their lock is free. Temporary files of live writers, and
+//! anything not of the pattern, are left alone.
+//!
 //! It lives in `snapshot` because that is the crate's module of files (and
 //! `render`, a feature, may depend on it, not the other way round).
 
@@ -29,6 +37,15 @@ const FILE_MODE: u32 = 0o644;
 
 /// Symlinks followed from one path before giving up (Linux's limit).
 const MAX_SYMLINKS: usize = 40;
+
+/// Between the target's name and the writer's pid in a temporary file's name.
+const TEMP_MARK: &str = ".nbody-";
+const TEMP_SUFFIX: &str = ".tmp";
+/// Random characters at the end of a temporary file's name (tempfile's).
+const TEMP_RANDOM_CHARS: usize = 6;
+/// Bytes of the target's name kept in its temporary file's name, which must
+/// stay under the usual 255-byte limit on file names.
+const TARGET_NAME_IN_TEMP: usize = 200;
 
 /// A file being written atomically: [`Write`] into it, then
 /// [`AtomicFile::commit`] puts it in place. Dropped without a commit, it
@@ -48,6 +65,7 @@ impl AtomicFile {
     /// before any work).
     pub(crate) fn create(path: &Path) -> Result<AtomicFile> {
         let target = resolve_target(path)?;
+        remove_stale_temps(directory_of(&target));
         let temp = create_temp(path, &target)?;
         let file = AtomicFile {
             path: path.to_path_buf(),
@@ -184,12 +202,19 @@ fn directory_of(target: &Path) -> &Path {
     }
 }
 
-/// A new temporary file in `target`'s directory; errors name `path`.
+/// A new temporary file in `target`'s directory, locked while it lives;
+/// errors name `path`.
 fn create_temp(path: &Path, target: &Path) -> Result<tempfile::NamedTempFile> {
     let dir = directory_of(target);
-    tempfile::Builder::new()
-        .prefix(".nbody-")
-        .suffix(".tmp")
+    let name = target
+        .file_name()
+        .map(|name| name.to_string_lossy())
+        .unwrap_or_default();
+    let name = &name[..name.floor_char_boundary(TARGET_NAME_IN_TEMP)];
+    let temp = tempfile::Builder::new()
+        .prefix(&format!(".{name}{TEMP_MARK}{}-", std::process::id()))
+        .suffix(TEMP_SUFFIX)
+        .rand_bytes(TEMP_RANDOM_CHARS)
         .tempfile_in(dir)
         .map_err(|e| Error::Io {
             path: path.to_path_buf(),
@@ -197,5 +222,124 @@ fn create_temp(path: &Path, target: &Path) -> Result<tempfile::NamedTempFile> {
                 e.kind(),
                 format!("cannot create a temporary file in {}: {e}", dir.display()),
             ),
-        })
+        })?;
+    // Tells other processes this file has a live writer (see
+    // `remove_stale_temps`). A file system without locks makes this fail;
+    // the pid in the name still tells.
+    let _ = temp.as_file().try_lock();
+    Ok(temp)
+}
+
+/// The writer's pid, if `name` is the name of one of our temporary files.
+fn temp_file_writer(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix('.')?.strip_suffix(TEMP_SUFFIX)?;
+    let (rest, random) = rest.rsplit_once('-')?;
+    let (_target, pid) = rest.rsplit_once(TEMP_MARK)?;
+    let random_ok =
+        random.len() == TEMP_RANDOM_CHARS && random.bytes().all(|b| b.is_ascii_alphanumeric());
+    let pid_ok = !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit());
+    if random_ok && pid_ok {
+        pid.parse().ok()
+    } else {
+        None
+    }
+}
+
+/// Whether process `pid` runs: `None` where this cannot be told (no `/proc`).
+fn process_runs(pid: u32) -> Option<bool> {
+    if pid == std::process::id() {
+        return Some(true);
+    }
+    let proc = Path::new("/proc");
+    proc.join("self")
+        .exists()
+        .then(|| proc.join(pid.to_string()).exists())
+}
+
+/// Whether a writer holds `file`'s lock: `None` where the file system
+/// cannot tell.
+fn locked_by_a_writer(file: &Path) -> Option<bool> {
+    let Ok(file) = std::fs::File::open(file) else {
+        return Some(true); // cannot look: leave it alone
+    };
+    match file.try_lock() {
+        Ok(()) => Some(false),
+        Err(std::fs::TryLockError::WouldBlock) => Some(true),
+        Err(std::fs::TryLockError::Error(_)) => None,
+    }
+}
+
+/// Removes the temporary files that killed writers left in `dir`: files of
+/// our pattern whose writer is gone, as far as its pid and the file's lock
+/// tell (one of them must say gone, neither may say running). Best effort:
+/// what cannot be read or removed stays.
+fn remove_stale_temps(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(temp_file_writer) else {
+            continue;
+        };
+        // Regular files only: opening a FIFO to test its lock would block.
+        if !entry.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
+        }
+        let path = entry.path();
+        let (runs, locked) = (process_runs(pid), locked_by_a_writer(&path));
+        let gone = runs != Some(true)
+            && locked != Some(true)
+            && (runs == Some(false) || locked == Some(false));
+        if gone {
+            match std::fs::remove_file(&path) {
+                Ok(()) => log::info!(
+                    "removed {}, left by a killed run (process {pid})",
+                    path.display()
+                ),
+                Err(e) => log::debug!("cannot remove {}: {e}", path.display()),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temp_file_names_are_recognised_exactly() {
+        assert_eq!(
+            temp_file_writer(".run.ckpt.nbody-4321-aB3xY9.tmp"),
+            Some(4321)
+        );
+        assert_eq!(temp_file_writer("..nbody-7-aB3xY9.tmp"), Some(7));
+        assert_eq!(temp_file_writer(".a.nbody-b.nbody-12-aB3xY9.tmp"), Some(12));
+        for other in [
+            "run.ckpt.nbody-4321-aB3xY9.tmp",
+            ".run.ckpt.nbody-4321-aB3xY9.tmp.bak",
+            ".run.ckpt.nbody-4321-aB3x.tmp",
+            ".run.ckpt.nbody-4321-aB3xY-.tmp",
+            ".run.ckpt.nbody--aB3xY9.tmp",
+            ".run.ckpt.nbody-43x1-aB3xY9.tmp",
+            ".run.ckpt.nbody-99999999999-aB3xY9.tmp",
+            ".nbody-aB3xY9.tmp",
+        ] {
+            assert_eq!(temp_file_writer(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn temp_files_carry_the_target_name_and_pid_and_stay_short() {
+        let dir = tempfile::tempdir().unwrap();
+        let long = "x".repeat(250);
+        for name in ["run.ckpt", long.as_str()] {
+            let target = dir.path().join(name);
+            let temp = create_temp(&target, &target).unwrap();
+            let temp_name = temp.path().file_name().unwrap().to_str().unwrap();
+            assert_eq!(temp_file_writer(temp_name), Some(std::process::id()));
+            assert!(temp_name.starts_with(&format!(".{}", &name[..name.len().min(200)])));
+            assert!(temp_name.len() < 255, "{}", temp_name.len());
+        }
+    }
 }
