@@ -302,3 +302,68 @@ fn temporaries_of_a_killed_run_are_removed_by_the_next_write() {
     image().save_png(dir.path().join("next.png")).unwrap();
     assert_eq!(names(dir.path()), ["next.png"], "{temp} was not removed");
 }
+
+#[test]
+fn check_output_path_accepts_what_a_write_would_and_refuses_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let existing = d.join("existing.ckpt");
+    std::fs::write(&existing, b"old").unwrap();
+    symlink("existing.ckpt", d.join("link.ckpt")).unwrap();
+    symlink("new.ckpt", d.join("dangling.ckpt")).unwrap();
+    std::fs::write(d.join("plain-file"), b"").unwrap();
+    mkfifo(&d.join("pipe.ckpt"));
+    symlink("/dev/null", d.join("null.ckpt")).unwrap();
+    symlink("loop.ckpt", d.join("loop.ckpt")).unwrap();
+    symlink("missing-dir/x.ckpt", d.join("dangling-nowhere.ckpt")).unwrap();
+    let before = names(d);
+
+    for ok in ["new.ckpt", "existing.ckpt", "link.ckpt", "dangling.ckpt"] {
+        snapshot::check_output_path(d.join(ok)).unwrap_or_else(|e| panic!("{ok}: {e}"));
+    }
+    for (bad, needle) in [
+        ("missing-dir/out.ckpt", "missing-dir"),
+        ("dangling-nowhere.ckpt", "missing-dir"),
+        ("plain-file/out.ckpt", "plain-file"),
+        ("pipe.ckpt", "named pipe (FIFO)"),
+        ("null.ckpt", "character device"),
+        ("loop.ckpt", "symbolic links"),
+        (".", "directory"),
+    ] {
+        let path = d.join(bad);
+        match snapshot::check_output_path(&path) {
+            Err(e @ Error::Io { .. }) => {
+                let message = e.to_string();
+                assert!(
+                    message.contains(&*path.to_string_lossy()) && message.contains(needle),
+                    "{bad}: {message:?} should name the path and {needle:?}"
+                );
+            }
+            other => panic!("{bad}: {other:?}"),
+        }
+    }
+    // Checking changed nothing.
+    assert_eq!(names(d), before);
+    assert_eq!(std::fs::read(&existing).unwrap(), b"old");
+
+    // A directory no file can be created in. Permissions do not stop root,
+    // so sysfs (no new files, even for root) stands in where it exists.
+    let read_only = d.join("read-only");
+    std::fs::create_dir(&read_only).unwrap();
+    let mut permissions = std::fs::metadata(&read_only).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o555);
+    std::fs::set_permissions(&read_only, permissions).unwrap();
+    let root = File::create(read_only.join("probe")).is_ok();
+    let mut unwritable = vec![];
+    if !root {
+        unwritable.push(read_only.join("out.ckpt"));
+    }
+    if Path::new("/sys/kernel").is_dir() {
+        unwritable.push(PathBuf::from("/sys/nbody-check-output-path.ckpt"));
+    }
+    for path in unwritable {
+        let e = snapshot::check_output_path(&path).unwrap_err();
+        assert!(matches!(e, Error::Io { .. }), "{e}");
+        assert!(e.to_string().contains("cannot create"), "{e}");
+    }
+}

@@ -119,6 +119,43 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     file.commit()
 }
 
+/// Checks, before a long run, that a file can be written at `path` as the
+/// library writes files ([`save_npy`](super::save_npy),
+/// [`Checkpoint::save`](super::Checkpoint::save), the `render` outputs):
+///
+/// - `path`, its symlinks followed, is a regular file or nothing yet: not a
+///   directory, named pipe, socket or device, and not a loop of symlinks;
+/// - the directory the file goes in exists, and a file can be created there
+///   (tried: a temporary file is created and removed again).
+///
+/// Nothing at `path` is created or changed. An [`Error::Io`] names `path`
+/// and what is wrong. The write itself can still fail (a full disk, a
+/// change in between) and reports its own error.
+pub fn check_output_path(path: impl AsRef<Path>) -> Result<()> {
+    let path = path.as_ref();
+    let target = resolve_target(path)?;
+    let dir = directory_of(&target);
+    let problem = match std::fs::metadata(dir) {
+        Ok(metadata) if metadata.is_dir() => None,
+        Ok(_) => Some(std::io::Error::new(
+            std::io::ErrorKind::NotADirectory,
+            format!("{} is not a directory", dir.display()),
+        )),
+        Err(e) => Some(std::io::Error::new(
+            e.kind(),
+            format!("the directory {}: {e}", dir.display()),
+        )),
+    };
+    if let Some(source) = problem {
+        return Err(Error::Io {
+            path: path.to_path_buf(),
+            source,
+        });
+    }
+    create_temp(path, &target)?; // removed again when dropped
+    Ok(())
+}
+
 /// The file `path` names once its symlinks are followed (relative links
 /// relative to the link's directory), which need not exist; an error if it
 /// exists and is not a regular file, or if the links go round in a loop.

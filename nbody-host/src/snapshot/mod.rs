@@ -5,6 +5,9 @@
 //! file, and both refuse non-finite states ([`Error::NonFiniteSnapshot`]).
 //! Loading validates everything before returning: a truncated, corrupt or
 //! malformed file is an [`Error::InvalidFile`], never a partial load.
+//! A symlink is written through to the file it points to; a directory, named
+//! pipe, socket or device is refused. [`check_output_path`] tells before a
+//! long run whether a path can be written at all.
 //!
 //! ```
 //! use nbody_host::{Backend, Simulation, ic, snapshot};
@@ -36,6 +39,7 @@ mod npy;
 
 #[cfg(feature = "render")]
 pub(crate) use atomic_write::AtomicFile;
+pub use atomic_write::check_output_path;
 pub(crate) use atomic_write::write_atomically;
 pub use checkpoint::Checkpoint;
 pub use npy::{load_npy, save_npy};
