@@ -3,9 +3,10 @@
 //! [`AtomicFile`], or [`write_atomically`] for bytes already in memory.
 //!
 //! The bytes go to a temporary file in the target's directory, which is
-//! synced and then renamed over the target: readers see the old file or the
-//! new one, never a partial one, and a failed or abandoned write leaves the
-//! old file as it was.
+//! synced and then renamed over the target, and the directory is synced:
+//! readers see the old file or the new one, never a partial one, a failed or
+//! abandoned write leaves the old file as it was, and once a write returns
+//! `Ok` the new file survives a crash. Files are created 0644 (on Unix).
 //!
 //! The target is what the path names once its symlinks are followed: a
 //! symlink stays a symlink and the file it points to is replaced (created, if
@@ -18,9 +19,13 @@
 //! characters>.tmp` and its writer holds an advisory lock on it until the
 //! rename. A run killed mid-write (SIGKILL, power loss) leaves it behind, so
 //! every write first removes, from the directory it writes in, the files of
-//! that pattern whose writer is gone: its pid is not a running process (seen
-//! in `/proc`) and their lock is free. Temporary files of live writers, and
-//! anything not of the pattern, are left alone.
+//! that pattern whose writer is gone: its pid is not a running process (as
+//! `/proc` shows) or the file's lock is free, and neither says otherwise.
+//! Temporary files of live writers, and anything not of the pattern, are
+//! left alone.
+//!
+//! [`check_output_path`] runs the same checks without writing, for a CLI to
+//! call before a long run.
 //!
 //! It lives in `snapshot` because that is the crate's module of files (and
 //! `render`, a feature, may depend on it, not the other way round).
@@ -30,8 +35,8 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
-/// Permissions of every file written (before the umask is irrelevant: they
-/// are set explicitly): an ordinary data file, not a temporary file's 0600.
+/// Permissions of every file written, set explicitly (the umask does not
+/// apply): an ordinary data file, not a temporary file's 0600.
 #[cfg(unix)]
 const FILE_MODE: u32 = 0o644;
 
@@ -91,7 +96,8 @@ impl AtomicFile {
         }
     }
 
-    /// Syncs the temporary file to disk and renames it over the target.
+    /// Syncs the temporary file to disk, renames it over the target and
+    /// syncs the directory (so that the rename, too, survives a crash).
     pub(crate) fn commit(self) -> Result<()> {
         self.temp.as_file().sync_all().map_err(|e| self.error(e))?;
         let AtomicFile { path, target, temp } = self;
@@ -99,6 +105,12 @@ impl AtomicFile {
             path,
             source: e.error,
         })?;
+        // The new name survives a crash once its directory is synced too.
+        // Best effort: not every platform or file system syncs directories.
+        #[cfg(unix)]
+        if let Ok(dir) = std::fs::File::open(directory_of(&target)) {
+            let _ = dir.sync_all();
+        }
         Ok(())
     }
 }
