@@ -47,8 +47,27 @@
 //! [`Backend::Emulator`](crate::Backend::Emulator), through the same launch
 //! plans as the CUDA backend.
 
+//!
+//! The parts: `launch.rs` (a launch, the emulated thread and its checks),
+//! `device_memory.rs` (global buffers, word access), `barrier.rs`
+//! (rendezvous and deadlock detection), `race_detector.rs`,
+//! `worker_pool.rs` (the OS threads) and `engine.rs` (launch plans on top).
+
+use std::sync::{Mutex, MutexGuard};
+
+mod barrier;
+mod device_memory;
 mod engine;
 mod launch;
+mod race_detector;
+mod worker_pool;
 
+pub use device_memory::DeviceMemory;
 pub use engine::EmulatorEngine;
-pub use launch::{DeviceMemory, EmuThread, LaunchOptions, launch};
+pub use launch::{EmuThread, LaunchOptions, launch};
+
+/// Locks `m`, also if a panicking thread poisoned it: an emulated thread's
+/// panic is reported as a launch error, and the state stays usable.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
