@@ -71,23 +71,30 @@ pub(super) fn words_of<T: Word>() -> usize {
     std::mem::size_of::<T>() / 4
 }
 
-/// Reads a `T` from `words` (as many as `T` has).
+/// Reads a `T` from `words`, exactly as many as `T` has (panics otherwise).
 pub(super) fn load_words<T: Word>(words: &[AtomicU32]) -> T {
+    assert_eq!(words.len(), words_of::<T>(), "words of one value");
     let mut value = std::mem::MaybeUninit::<T>::uninit();
     let out = value.as_mut_ptr() as *mut u32;
     for (k, w) in words.iter().enumerate() {
-        // SAFETY: `T: Word` is `words.len()` padding-free u32 words.
+        // SAFETY: `k < words.len() == size_of::<T>() / 4` (asserted; `Word`
+        // sizes are multiples of 4), so word `k` lies inside `value`; the
+        // write is unaligned, so `T`'s alignment does not matter.
         unsafe { out.add(k).write_unaligned(w.load(Ordering::Relaxed)) };
     }
-    // SAFETY: every word written; `Word` accepts every bit pattern.
+    // SAFETY: the loop wrote all `size_of::<T>() / 4` words of `value`, and
+    // `Word` types have no padding and accept every bit pattern.
     unsafe { value.assume_init() }
 }
 
-/// Writes `value` into `words` (as many as `T` has).
+/// Writes `value` into `words`, exactly as many as `T` has (panics otherwise).
 pub(super) fn store_words<T: Word>(words: &[AtomicU32], value: T) {
+    assert_eq!(words.len(), words_of::<T>(), "words of one value");
     let src = &value as *const T as *const u32;
     for (k, w) in words.iter().enumerate() {
-        // SAFETY: `T: Word` is `words.len()` padding-free u32 words.
+        // SAFETY: `k < words.len() == size_of::<T>() / 4` (asserted), so word
+        // `k` lies inside `value`, which has no padding (`Word`): an
+        // initialised `u32`, read unaligned.
         w.store(unsafe { src.add(k).read_unaligned() }, Ordering::Relaxed);
     }
 }

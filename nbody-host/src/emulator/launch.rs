@@ -109,7 +109,9 @@ impl Launch<'_> {
         }
     }
 
-    /// Finds the emulator allocation holding `bytes` bytes at `addr`.
+    /// Fails the launch unless `bytes` bytes at `addr` are element `i < len`
+    /// of a buffer, lie inside one of the launch's [`DeviceMemory`] buffers
+    /// and start on a word: what makes them `bytes / 4` valid `AtomicU32`s.
     fn check_global(&self, addr: usize, bytes: usize, what: &str, i: u32, len: u32) {
         if i >= len {
             self.fail(format!(
@@ -120,11 +122,18 @@ impl Launch<'_> {
         }
         let inside = self.memory.iter().any(|m| {
             let (start, end) = m.range();
-            addr >= start && addr + bytes <= end
+            addr >= start && addr.checked_add(bytes).is_some_and(|last| last <= end)
         });
         if !inside {
             self.fail(format!(
                 "{what} in kernel {} block {} at {addr:#x} is outside every device buffer",
+                self.kernel,
+                self.block_idx()
+            ));
+        }
+        if !addr.is_multiple_of(4) {
+            self.fail(format!(
+                "{what} in kernel {} block {} at {addr:#x} is not 4-byte aligned (a buffer pointer offset by part of a word)",
                 self.kernel,
                 self.block_idx()
             ));
@@ -219,7 +228,10 @@ impl Exec for EmuThread<'_> {
         l.check_abort();
         let addr = (buf.as_ptr() as usize).wrapping_add(i as usize * std::mem::size_of::<T>());
         l.check_global(addr, std::mem::size_of::<T>(), "load", i, buf.len());
-        // SAFETY: checked to lie inside an emulator allocation of atomics.
+        // SAFETY: `check_global` returned, so the `size_of::<T>()` bytes at
+        // `addr` are 4-aligned and inside a `DeviceMemory` of this launch,
+        // which `self.launch` borrows for the whole launch: `words_of::<T>()`
+        // initialised `AtomicU32`s, only ever accessed atomically.
         let words =
             unsafe { std::slice::from_raw_parts(addr as *const AtomicU32, words_of::<T>()) };
         load_words(words)
@@ -229,7 +241,10 @@ impl Exec for EmuThread<'_> {
         l.check_abort();
         let addr = (buf.as_ptr() as usize).wrapping_add(i as usize * std::mem::size_of::<T>());
         l.check_global(addr, std::mem::size_of::<T>(), "store", i, buf.len());
-        // SAFETY: checked to lie inside an emulator allocation of atomics.
+        // SAFETY: `check_global` returned, so the `size_of::<T>()` bytes at
+        // `addr` are 4-aligned and inside a `DeviceMemory` of this launch,
+        // which `self.launch` borrows for the whole launch: `words_of::<T>()`
+        // initialised `AtomicU32`s, only ever accessed atomically.
         let words =
             unsafe { std::slice::from_raw_parts(addr as *const AtomicU32, words_of::<T>()) };
         store_words(words, value)
@@ -239,7 +254,9 @@ impl Exec for EmuThread<'_> {
         l.check_abort();
         let addr = (buf.as_ptr() as usize).wrapping_add(4 * i as usize);
         l.check_global(addr, 4, "atomic add", i, buf.len());
-        // SAFETY: checked to lie inside an emulator allocation of atomics.
+        // SAFETY: as in `load`: `check_global` found the 4 bytes at `addr`
+        // 4-aligned inside a `DeviceMemory` this launch borrows, one
+        // `AtomicU32`.
         atomic_add_f32(unsafe { &*(addr as *const AtomicU32) }, value)
     }
     unsafe fn shared_load<T: Word>(&self, i: u32) -> T {

@@ -16,8 +16,9 @@
 //!   both threads are in one warp with a `sync_warp` between the accesses.
 //!   The launch fails with the kernel, block, threads, byte address and epoch.
 //! - **Out-of-bounds accesses**: a global index past the buffer's length, an
-//!   address outside every buffer handed to [`launch`], or a shared index past
-//!   the launch's shared bytes fails the launch; nothing is touched.
+//!   address outside every buffer handed to [`launch`] or not on a 32-bit
+//!   word, or a shared index past the launch's shared bytes fails the launch;
+//!   nothing is touched.
 //! - **Deadlocks**: a thread that finishes while others wait at a barrier fails
 //!   the launch at once; a thread that never arrives (it spins, or waits at a
 //!   different barrier) fails it after [`LaunchOptions::barrier_timeout`].
