@@ -11,20 +11,12 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use nbody_host::render::{GifWriter, Image};
-use nbody_host::{Backend, Bodies, Checkpoint, Error, Simulation, snapshot};
+use nbody_host::{Backend, Checkpoint, Error, Simulation, ic, snapshot};
 
-fn two() -> Bodies {
-    Bodies::from_arrays(
-        &[[0.0; 3], [1.0, 0.0, 0.0]],
-        &[[0.0; 3], [0.0, 1.0, 0.0]],
-        &[1.0, 1.0],
-    )
-    .unwrap()
-}
-
-/// A simulation `steps` steps in, so checkpoints of it can be told apart.
+/// A simulation of 2 bodies `steps` steps in, so checkpoints of it can be
+/// told apart.
 fn sim_after(steps: u64) -> Simulation {
-    let mut sim = Simulation::builder(two())
+    let mut sim = Simulation::builder(ic::uniform_cube(2, 1))
         .backend(Backend::Cpu)
         .build()
         .unwrap();
