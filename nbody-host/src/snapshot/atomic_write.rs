@@ -88,7 +88,7 @@ impl AtomicFile {
         Ok(file)
     }
 
-    /// An [`Error::Io`] naming the target path.
+    /// An [`Error::Io`] naming the path as the caller gave it.
     pub(crate) fn error(&self, source: std::io::Error) -> Error {
         Error::Io {
             path: self.path.clone(),
