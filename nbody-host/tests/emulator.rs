@@ -205,6 +205,59 @@ fn out_of_bounds_accesses_are_reported() {
 }
 
 #[test]
+fn misaligned_and_wrapping_global_addresses_are_reported() {
+    let data = DeviceMemory::from_slice(&[1.0f32; 8]);
+    let base = data.global::<f32>(8).as_ptr() as usize;
+    // Inside the buffer but not on a word boundary: nothing is touched.
+    let misaligned = Global::new((base + 2) as *mut f32, 4);
+    let run = |name: &str, access: fn(&nbody_host::emulator::EmuThread<'_>, Global<f32>)| {
+        launch(
+            name,
+            shape(1, 32, 0),
+            LaunchOptions::default(),
+            &[&data],
+            |t| access(t, misaligned),
+        )
+    };
+    for (name, result) in [
+        (
+            "misaligned-load",
+            run("misaligned-load", |t, g| unsafe {
+                let _ = t.load(g, 0);
+            }),
+        ),
+        (
+            "misaligned-store",
+            run("misaligned-store", |t, g| unsafe { t.store(g, 0, 2.0) }),
+        ),
+        (
+            "misaligned-atomic",
+            run("misaligned-atomic", |t, g| unsafe {
+                t.atomic_add(g, 0, 2.0)
+            }),
+        ),
+    ] {
+        let message = emulator_message(result);
+        assert!(message.contains("not 4-byte aligned"), "{name}: {message}");
+    }
+    assert_eq!(data.read::<f32>(), [1.0; 8]);
+
+    // An address whose last byte would wrap past the end of the address space.
+    let wrapping = Global::new((usize::MAX - 1) as *mut f32, 1);
+    let result = launch(
+        "wrapping",
+        shape(1, 32, 0),
+        LaunchOptions::default(),
+        &[&data],
+        |t| unsafe {
+            let _ = t.load(wrapping, 0);
+        },
+    );
+    let message = emulator_message(result);
+    assert!(message.contains("outside every device buffer"), "{message}");
+}
+
+#[test]
 fn a_thread_that_skips_a_barrier_is_a_deadlock_reported_at_once() {
     let start = Instant::now();
     let result = launch(

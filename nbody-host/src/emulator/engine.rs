@@ -7,7 +7,8 @@ use gpu_kernels::entry::Buffer;
 use gpu_kernels::exec::{Global, Word};
 use gpu_kernels::integrate::ALL_FINITE;
 
-use super::launch::{DeviceMemory, LaunchOptions, launch};
+use super::device_memory::DeviceMemory;
+use super::launch::{LaunchOptions, launch};
 use crate::config::Params;
 use crate::engine::{BackendKind, Divergence, Engine};
 use crate::error::{Error, Result};

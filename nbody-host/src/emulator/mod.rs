@@ -16,8 +16,9 @@
 //!   both threads are in one warp with a `sync_warp` between the accesses.
 //!   The launch fails with the kernel, block, threads, byte address and epoch.
 //! - **Out-of-bounds accesses**: a global index past the buffer's length, an
-//!   address outside every buffer handed to [`launch`], or a shared index past
-//!   the launch's shared bytes fails the launch; nothing is touched.
+//!   address outside every buffer handed to [`launch`] or not on a 32-bit
+//!   word, or a shared index past the launch's shared bytes fails the launch;
+//!   nothing is touched.
 //! - **Deadlocks**: a thread that finishes while others wait at a barrier fails
 //!   the launch at once; a thread that never arrives (it spins, or waits at a
 //!   different barrier) fails it after [`LaunchOptions::barrier_timeout`].
@@ -46,9 +47,27 @@
 //! The simulation kernels run this way behind
 //! [`Backend::Emulator`](crate::Backend::Emulator), through the same launch
 //! plans as the CUDA backend.
+//!
+//! The parts: `launch.rs` (a launch, the emulated thread and its checks),
+//! `device_memory.rs` (global buffers, word access), `barrier.rs`
+//! (rendezvous and deadlock detection), `race_detector.rs`,
+//! `worker_pool.rs` (the OS threads) and `engine.rs` (launch plans on top).
 
+use std::sync::{Mutex, MutexGuard};
+
+mod barrier;
+mod device_memory;
 mod engine;
 mod launch;
+mod race_detector;
+mod worker_pool;
 
+pub use device_memory::DeviceMemory;
 pub(crate) use engine::EmulatorEngine;
-pub use launch::{DeviceMemory, EmuThread, LaunchOptions, launch};
+pub use launch::{EmuThread, LaunchOptions, launch};
+
+/// Locks `m`, also if a panicking thread poisoned it: an emulated thread's
+/// panic is reported as a launch error, and the state stays usable.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}

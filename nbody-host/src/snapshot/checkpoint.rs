@@ -1,0 +1,275 @@
+//! Checkpoints: a whole simulation (state, parameters, backend) in one
+//! checksummed binary file, and the little-endian reader that loads it.
+
+use std::path::Path;
+
+use glam::Vec3;
+use gpu_kernels::shape::MAX_BODIES;
+
+use super::{check_writable_state, invalid, read_file, write_atomically};
+use crate::config::{Kernel, Params};
+use crate::cpu::Isa;
+use crate::engine::BackendKind;
+use crate::error::Result;
+use crate::force::ForceLaw;
+use crate::integrator::Integrator;
+use crate::state::{Bodies, State};
+
+/// Everything needed to continue a simulation exactly where it stopped: the
+/// state (exact `f32` bits), the parameters, and the backend it ran on.
+///
+/// A binary file (magic `NBODYCKP`, version, little-endian fields, CRC32 of
+/// everything before it). Resuming on the same backend with the same
+/// parameters continues bit-identically to an uninterrupted run
+/// ([`Simulation::resume`](crate::Simulation::resume)).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Checkpoint {
+    /// Bodies, time and step count.
+    pub state: State,
+    /// Time step, softening, `G`, kernel and integrator.
+    pub params: Params,
+    /// The backend the run was on: for the record only, a checkpoint resumes
+    /// on any backend.
+    pub backend: BackendKind,
+}
+
+const CKPT_MAGIC: &[u8; 8] = b"NBODYCKP";
+/// Version 2 stores the backend as data ([`encode_backend`]); version 1,
+/// still read, stored its display form.
+const CKPT_VERSION: u32 = 2;
+/// Bytes before the backend record: magic, version, n, step, time, dt,
+/// softening, G, kernel, block, integrator, record length.
+const CKPT_FIXED: usize = 8 + 4 + 8 + 8 + 8 + 4 + 4 + 4 + 1 + 4 + 1 + 1;
+
+/// The backend as at most 255 bytes: a tag (0 CPU, 1 CUDA, 2 emulator), then
+/// the CPU's instruction set code and thread count (`u32`), or the CUDA
+/// device ordinal (`u32`) and name (UTF-8, cut at a character boundary).
+fn encode_backend(kind: &BackendKind) -> Vec<u8> {
+    let mut b = Vec::new();
+    match kind {
+        BackendKind::Cpu { isa, threads } => {
+            b.push(0);
+            b.push(isa.code());
+            b.extend_from_slice(&u32::try_from(*threads).unwrap_or(u32::MAX).to_le_bytes());
+        }
+        BackendKind::Cuda { device, name } => {
+            b.push(1);
+            b.extend_from_slice(&device.to_le_bytes());
+            b.extend_from_slice(&name.as_bytes()[..name.floor_char_boundary(250)]);
+        }
+        BackendKind::Emulator => b.push(2),
+    }
+    b
+}
+
+/// [`encode_backend`] inverted (version 2), or the display form parsed
+/// (version 1).
+fn decode_backend(version: u32, bytes: &[u8]) -> std::result::Result<BackendKind, String> {
+    let bad = || format!("backend record {bytes:02x?} is not valid");
+    if version == 1 {
+        let text = String::from_utf8_lossy(bytes);
+        return BackendKind::parse(&text).ok_or_else(|| format!("backend {text:?} is not known"));
+    }
+    let u32_at = |k: usize| {
+        bytes
+            .get(k..k + 4)
+            .map(|w| u32::from_le_bytes(w.try_into().expect("4 bytes")))
+    };
+    match bytes.first() {
+        Some(0) if bytes.len() == 6 => Ok(BackendKind::Cpu {
+            isa: Isa::from_code(bytes[1]).ok_or_else(bad)?,
+            threads: u32_at(2).ok_or_else(bad)? as usize,
+        }),
+        Some(1) if bytes.len() >= 5 => Ok(BackendKind::Cuda {
+            device: u32_at(1).ok_or_else(bad)?,
+            name: String::from_utf8(bytes[5..].to_vec()).map_err(|_| bad())?,
+        }),
+        Some(2) if bytes.len() == 1 => Ok(BackendKind::Emulator),
+        _ => Err(bad()),
+    }
+}
+
+impl Checkpoint {
+    /// Writes the checkpoint atomically. Refuses a non-finite state
+    /// ([`Error::NonFiniteSnapshot`](crate::Error::NonFiniteSnapshot)), invalid bodies or parameters.
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
+        let path = path.as_ref();
+        let bodies = &self.state.bodies;
+        check_writable_state(path, bodies)?;
+        let p = &self.params;
+        let gravity = p.gravity();
+        // At most 255 bytes, cut at a character boundary: the name is informational.
+        let name = encode_backend(&self.backend);
+        let n = bodies.len();
+        let mut b = Vec::with_capacity(CKPT_FIXED + name.len() + n * 28 + 4);
+        b.extend_from_slice(CKPT_MAGIC);
+        b.extend_from_slice(&CKPT_VERSION.to_le_bytes());
+        b.extend_from_slice(&(n as u64).to_le_bytes());
+        b.extend_from_slice(&self.state.step.to_le_bytes());
+        b.extend_from_slice(&self.state.time.to_le_bytes());
+        for x in [p.dt(), gravity.softening(), gravity.g()] {
+            b.extend_from_slice(&x.to_le_bytes());
+        }
+        b.push(p.kernel().code());
+        b.extend_from_slice(&p.kernel().block().to_le_bytes());
+        b.push(p.integrator().code());
+        b.push(name.len() as u8);
+        b.extend_from_slice(&name);
+        for v in bodies.positions.iter().chain(&bodies.velocities) {
+            for x in v.to_array() {
+                b.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+        for m in &bodies.masses {
+            b.extend_from_slice(&m.to_le_bytes());
+        }
+        let crc = crc32fast::hash(&b);
+        b.extend_from_slice(&crc.to_le_bytes());
+        write_atomically(path, &b)
+    }
+
+    /// Reads and fully validates a checkpoint: magic, version, size, CRC32,
+    /// parameters and bodies. Any defect is an [`Error::InvalidFile`](crate::Error::InvalidFile).
+    pub fn load(path: impl AsRef<Path>) -> Result<Checkpoint> {
+        let path = path.as_ref();
+        let bytes = read_file(path)?;
+        let bad = |reason: String| invalid(path, "checkpoint", reason);
+        if bytes.len() < CKPT_MAGIC.len() || &bytes[..8] != CKPT_MAGIC {
+            return Err(bad(format!(
+                "missing the magic string NBODYCKP (first bytes {:02x?})",
+                &bytes[..bytes.len().min(8)]
+            )));
+        }
+        if bytes.len() < CKPT_FIXED {
+            return Err(bad(format!(
+                "truncated: {} bytes, shorter than the {CKPT_FIXED}-byte header",
+                bytes.len()
+            )));
+        }
+        let mut r = Reader {
+            bytes: &bytes,
+            at: 8,
+        };
+        let version = r.u32();
+        if !(1..=CKPT_VERSION).contains(&version) {
+            return Err(bad(format!(
+                "version {version} is not supported (this build reads versions 1 to {CKPT_VERSION})"
+            )));
+        }
+        let n = r.u64();
+        if n == 0 || n > MAX_BODIES as u64 {
+            return Err(bad(format!(
+                "N = {n} bodies is outside 1..={MAX_BODIES} (corrupt header)"
+            )));
+        }
+        let n = n as usize;
+        let name_len = bytes[CKPT_FIXED - 1] as usize;
+        // In u64: no overflow for any n <= 2^30, whatever the pointer width.
+        let expected = (CKPT_FIXED + name_len + 4) as u64 + n as u64 * 28;
+        if bytes.len() as u64 != expected {
+            let what = if (bytes.len() as u64) < expected {
+                "truncated"
+            } else {
+                "trailing bytes"
+            };
+            return Err(bad(format!(
+                "{what}: {} bytes, N = {n} bodies needs {expected}",
+                bytes.len()
+            )));
+        }
+        let (body, stored) = bytes.split_at(bytes.len() - 4);
+        let stored = u32::from_le_bytes(stored.try_into().expect("4 bytes"));
+        let computed = crc32fast::hash(body);
+        if stored != computed {
+            return Err(bad(format!(
+                "checksum mismatch: stored CRC32 {stored:#010x}, computed {computed:#010x} (corrupt file)"
+            )));
+        }
+        let step = r.u64();
+        let time = f64::from_bits(r.u64());
+        let (dt, softening, g) = (r.f32(), r.f32(), r.f32());
+        let kernel_code = r.u8();
+        let block = r.u32();
+        let kernel = Kernel::from_code(kernel_code, block)
+            .ok_or_else(|| bad(format!("unknown kernel code {kernel_code}")))?;
+        let integrator_code = r.u8();
+        let integrator = Integrator::from_code(integrator_code)
+            .ok_or_else(|| bad(format!("unknown integrator code {integrator_code}")))?;
+        r.u8(); // name length, read above
+        let backend = decode_backend(version, r.take(name_len)).map_err(bad)?;
+        let params = ForceLaw::gravity(g as f64, softening as f64)
+            .and_then(|force| Params::new(dt as f64, force, kernel, integrator))
+            .map_err(|e| bad(e.to_string()))?;
+        let mut vec3s = |count: usize| -> Vec<Vec3> {
+            (0..count)
+                .map(|_| Vec3::new(r.f32(), r.f32(), r.f32()))
+                .collect()
+        };
+        let positions = vec3s(n);
+        let velocities = vec3s(n);
+        let masses = (0..n).map(|_| r.f32()).collect();
+        let bodies = Bodies {
+            positions,
+            velocities,
+            masses,
+        };
+        bodies.validate().map_err(|e| bad(e.to_string()))?;
+        Ok(Checkpoint {
+            state: State { bodies, time, step },
+            params,
+            backend,
+        })
+    }
+}
+
+/// Little-endian reads from a buffer whose length was checked beforehand.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, k: usize) -> &'a [u8] {
+        let s = &self.bytes[self.at..self.at + k];
+        self.at += k;
+        s
+    }
+    fn u8(&mut self) -> u8 {
+        self.take(1)[0]
+    }
+    fn u32(&mut self) -> u32 {
+        u32::from_le_bytes(self.take(4).try_into().expect("4 bytes"))
+    }
+    fn u64(&mut self) -> u64 {
+        u64::from_le_bytes(self.take(8).try_into().expect("8 bytes"))
+    }
+    fn f32(&mut self) -> f32 {
+        f32::from_bits(self.u32())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backend_records_round_trip_and_version_1_names_parse() {
+        for kind in [
+            BackendKind::Cpu {
+                isa: Isa::Avx512,
+                threads: 64,
+            },
+            BackendKind::Cuda {
+                device: 2,
+                name: "NVIDIA H100".into(),
+            },
+            BackendKind::Emulator,
+        ] {
+            assert_eq!(decode_backend(2, &encode_backend(&kind)), Ok(kind.clone()));
+            assert_eq!(decode_backend(1, kind.to_string().as_bytes()), Ok(kind));
+        }
+        assert!(decode_backend(2, &[0, 9, 1, 0, 0, 0]).is_err());
+        assert!(decode_backend(2, &[7]).is_err());
+        assert!(decode_backend(1, b"gpu").unwrap_err().contains("gpu"));
+    }
+}
