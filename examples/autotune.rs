@@ -1,4 +1,4 @@
-//! The tile/block sweep of the seed notebook: PIPS of every kernel and block
+//! The tile/block sweep of the NVIDIA Warp N-body example: PIPS of every kernel and block
 //! size (on the CPU backend: every blocking of its loops) for one problem,
 //! as a table with the best marked, a bar chart PNG, and optionally a JSON
 //! profile of the winner that `Simulation::builder(..).tuned_for(&profile)`
@@ -11,7 +11,7 @@
 //! cargo run --release --features cuda --example autotune -- --backend cuda --n 65536
 //! ```
 //!
-//! The problem is the notebook's (uniform cube, softening 0.1, `dt = 0.01`,
+//! The problem is Warp's example's (uniform cube, softening 0.1, `dt = 0.01`,
 //! semi-implicit Euler). Each configuration runs one untimed warm-up step,
 //! then the fastest of `--repeat` timed runs of `--steps` steps counts
 //! (on CUDA, timed with CUDA events). The last line is machine-readable:

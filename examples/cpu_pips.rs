@@ -6,7 +6,7 @@
 //! cargo run --release --example cpu_pips -- --n 65536 --steps 1 --isa avx2+fma --kernel triangle
 //! ```
 //!
-//! One line per run, then a table. The run is the seed notebook's: a uniform
+//! One line per run, then a table. The run is NVIDIA Warp's N-body example's: a uniform
 //! cube, softening 0.1, `dt = 0.01`, semi-implicit Euler (one force
 //! evaluation per step); one untimed warm-up step first, and with
 //! `--repeat R` the fastest of `R` timed runs.

@@ -1,4 +1,4 @@
-//! The seed notebook's problem from the command line: `N` bodies in a uniform
+//! NVIDIA Warp's N-body example's problem from the command line: `N` bodies in a uniform
 //! cube, softening 0.1, `dt = 0.01`, `G = 1`, the tiled kernel with 256
 //! threads per block, semi-implicit Euler, on the best backend present.
 //!
@@ -33,7 +33,7 @@ use nbody_host::{
     SimulationBuilder, ic, snapshot,
 };
 
-/// Direct-summation N-body gravity: the seed notebook's tiled-kernel run.
+/// Direct-summation N-body gravity: NVIDIA Warp's N-body example's tiled-kernel run.
 #[derive(Parser, Debug)]
 #[command(name = "nbody_tiled", allow_negative_numbers = true)]
 struct Cli {

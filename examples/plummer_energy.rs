@@ -6,7 +6,7 @@
 //! ```
 //!
 //! Runs the same Plummer sphere (Hénon units: crossing time about 2.8) with
-//! the seed notebook's semi-implicit Euler and with leapfrog, samples
+//! NVIDIA Warp's N-body example's semi-implicit Euler and with leapfrog, samples
 //! `|E(t) - E0| / |E0|` (energies summed in f64 on the backend), and writes
 //! a PNG plot with a log y axis: first order against second order in `dt`.
 
@@ -108,7 +108,7 @@ fn run_one(a: &Args, integrator: Integrator) -> nbody_host::Result<EnergySeries>
     );
     Ok(EnergySeries {
         label: match integrator {
-            Integrator::SemiImplicitEuler => "semi-implicit Euler (notebook)".into(),
+            Integrator::SemiImplicitEuler => "semi-implicit Euler (Warp's example)".into(),
             Integrator::Leapfrog => "leapfrog (KDK)".into(),
             other => other.name().into(),
         },

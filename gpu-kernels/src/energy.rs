@@ -44,9 +44,11 @@ pub unsafe fn energy_partials<E: Exec>(
     let b = e.block_dim();
     let t = e.thread_idx();
     let i = global_thread(e);
+    // SAFETY: `load_or_pad` reads index min(i, n - 1) < n of `pos`, which holds n bodies.
     let body = unsafe { load_or_pad(e, pos, n, i) };
     let pi = PointMass::from(body);
     let kinetic = if i < n {
+        // SAFETY: i < n, and `vel` holds n elements.
         let v = unsafe { e.load(vel, i) };
         let v2 = v.x as f64 * v.x as f64 + v.y as f64 * v.y as f64 + v.z as f64 * v.z as f64;
         0.5 * body.w as f64 * v2
@@ -58,12 +60,15 @@ pub unsafe fn energy_partials<E: Exec>(
     let tiles = n.div_ceil(b);
     let mut k = 0;
     while k < tiles {
+        // SAFETY: slot t < block of the `block * 16` shared bytes; read below only after the
+        // barrier.
         unsafe { e.shared_store(t, load_or_pad(e, pos, n, k * b + t)) };
         e.sync_threads();
         let count = b.min(n - k * b);
         let mut tile_sum = 0.0f32;
         let mut s = 0;
         while s < count {
+            // SAFETY: s < count <= block: a slot written before the barrier above.
             let pj = PointMass::from(unsafe { e.shared_load::<Vec4>(s) });
             let u = potential(&pi, &pj, eps2);
             // Exclude the self-pair (its term is m_i / eps, or inf at eps = 0).
@@ -78,6 +83,8 @@ pub unsafe fn energy_partials<E: Exec>(
     let potential_i = body.w as f64 * phi;
 
     // Block tree reduction in f64: kinetic at [0, b), potential at [b, 2b).
+    // SAFETY: slots t and block + t of the `2 * block` f64 (16 * block bytes), each thread its
+    // own.
     unsafe {
         e.shared_store::<f64>(t, kinetic);
         e.shared_store::<f64>(b + t, potential_i);
@@ -86,6 +93,8 @@ pub unsafe fn energy_partials<E: Exec>(
     let mut stride = b / 2;
     while stride > 0 {
         if t < stride {
+            // SAFETY: t + stride < 2 * stride <= block: slots in range, written before the last
+            // barrier; each thread writes only its own slot t (and block + t).
             unsafe {
                 let k2 = e.shared_load::<f64>(t) + e.shared_load::<f64>(t + stride);
                 let p2 = e.shared_load::<f64>(b + t) + e.shared_load::<f64>(b + t + stride);
@@ -97,6 +106,8 @@ pub unsafe fn energy_partials<E: Exec>(
         stride /= 2;
     }
     if t == 0 {
+        // SAFETY: slots 0 and block, complete after the last barrier; `partials` holds 2 values
+        // per block of the grid.
         unsafe {
             let block = e.block_idx();
             e.store(partials, 2 * block, e.shared_load::<f64>(0));

@@ -23,10 +23,13 @@ use core::marker::PhantomData;
 /// alignment of at least 4, and accept every bit pattern.
 pub unsafe trait Word: Copy + Send + Sync + 'static {}
 
-// SAFETY: all are 4-aligned, padding-free, and valid for every bit pattern.
+// SAFETY: 4 bytes, 4-aligned, every bit pattern valid.
 unsafe impl Word for u32 {}
+// SAFETY: 4 bytes, 4-aligned, every bit pattern valid (NaNs included).
 unsafe impl Word for f32 {}
+// SAFETY: 8 bytes, 8-aligned, padding-free, every bit pattern valid.
 unsafe impl Word for f64 {}
+// SAFETY: four f32 (`repr(C, align(16))`), 16 bytes, no padding.
 unsafe impl Word for crate::Vec4 {}
 
 /// A device buffer as a kernel sees it: a base pointer and a length in elements.
@@ -51,6 +54,7 @@ impl<T> Copy for Global<T> {}
 // SAFETY: a `Global` is an address, like a CUDA device pointer; what may be
 // done through it is governed by the `unsafe` methods of `Exec`.
 unsafe impl<T> Send for Global<T> {}
+// SAFETY: as for `Send`: sharing the address grants nothing by itself.
 unsafe impl<T> Sync for Global<T> {}
 
 impl<T> core::fmt::Debug for Global<T> {

@@ -57,6 +57,7 @@ pub unsafe fn kick_drift<E: Exec>(
 ) {
     let i = global_thread(e);
     if i < n {
+        // SAFETY: i < n and every buffer holds n elements; thread i touches only element i.
         unsafe {
             let a = e.load(acc, i);
             let (p, v) = euler_update(
@@ -82,6 +83,7 @@ pub unsafe fn kick_drift<E: Exec>(
 pub unsafe fn kick<E: Exec>(e: &E, vel: Global<Vec4>, acc: Global<Vec4>, n: u32, dt: f32) {
     let i = global_thread(e);
     if i < n {
+        // SAFETY: i < n and every buffer holds n elements; thread i touches only element i.
         unsafe {
             let a = e.load(acc, i);
             let v = e.load(vel, i);
@@ -113,6 +115,7 @@ pub unsafe fn drift<E: Exec>(
 ) {
     let i = global_thread(e);
     if i < n {
+        // SAFETY: i < n and every buffer holds n elements; thread i touches only element i.
         unsafe {
             let p = e.load(pos_in, i);
             let v = e.load(vel, i);
@@ -154,6 +157,8 @@ pub unsafe fn check_finite<E: Exec>(
 ) {
     let i = global_thread(e);
     if i < n {
+        // SAFETY: i < n and `pos`, `vel` hold n elements, `flag` two words; the flag race is
+        // benign and documented above (every writer writes the same step).
         unsafe {
             let p = e.load(pos, i);
             let v = e.load(vel, i);

@@ -1,4 +1,5 @@
-//! SIMT all-pairs: the seed notebook's baseline `integrate_bodies`.
+//! SIMT all-pairs: one thread per body reading every other body from global
+//! memory (the baseline `integrate_bodies` of NVIDIA Warp's N-body example).
 //!
 //! # Thread mapping
 //! One thread per body `i = blockIdx.x * blockDim.x + threadIdx.x`; threads
@@ -33,10 +34,12 @@ unsafe fn sum_range<E: Exec>(
     let mut j = start;
     // Unrolled 8 times, then one at a time.
     unrolled_while!(j + 8 <= end, |U| {
+        // SAFETY: j + U < end <= n: in bounds of `pos` (n bodies).
         let pj = PointMass::from(unsafe { e.load(pos, j + U) });
         acc = interaction_distinct(acc, pi, &pj, eps2);
     });
     while j < end {
+        // SAFETY: j < end <= n: in bounds of `pos` (n bodies).
         let pj = PointMass::from(unsafe { e.load(pos, j) });
         acc = interaction_distinct(acc, pi, &pj, eps2);
         j += 1;
@@ -54,9 +57,12 @@ unsafe fn accel_of<E: Exec>(
     g: f32,
     eps2: f32,
 ) -> (Vec4, Vec3<f32>) {
+    // SAFETY: i < n (the callers check it), `pos` holds n bodies.
     let body = unsafe { e.load(pos, i) };
     let pi = PointMass::from(body);
+    // SAFETY: 0 <= i < n: the range lies within `pos`.
     let acc = unsafe { sum_range(e, pos, &pi, 0, i, eps2, Vec3::zero()) };
+    // SAFETY: i + 1 <= n: the range lies within `pos`.
     let acc = unsafe { sum_range(e, pos, &pi, i + 1, n, eps2, acc) };
     (body, acc.scale(g))
 }
@@ -79,6 +85,7 @@ pub unsafe fn simt_accel<E: Exec>(
 ) {
     let i = global_thread(e);
     if i < n {
+        // SAFETY: i < n, `pos` and `acc` hold n elements; thread i writes only acc[i].
         unsafe {
             let (_, a) = accel_of(e, pos, n, i, g, eps2);
             e.store(acc, i, a.to_vec4());
@@ -86,7 +93,7 @@ pub unsafe fn simt_accel<E: Exec>(
     }
 }
 
-/// One semi-implicit Euler step fused with the force loop (the notebook's
+/// One semi-implicit Euler step fused with the force loop (Warp's
 /// `integrate_bodies`): `v += a dt`, `pos_out = pos_in + v dt`.
 ///
 /// # Safety
@@ -108,6 +115,8 @@ pub unsafe fn simt_euler<E: Exec>(
 ) {
     let i = global_thread(e);
     if i < n {
+        // SAFETY: i < n and every buffer holds n elements; thread i writes only vel[i] and
+        // pos_out[i], and no thread reads `pos_out`.
         unsafe {
             let (body, a) = accel_of(e, pos_in, n, i, g, eps2);
             let (p, v) = euler_update(body, e.load(vel, i), a, dt);

@@ -1,12 +1,12 @@
-//! Tiled all-pairs through shared memory (the notebook's tiled kernel, fixed
-//! for every `N`).
+//! Tiled all-pairs through shared memory (the tiled kernel of NVIDIA Warp's
+//! N-body example, fixed for every `N`).
 //!
 //! # Tiling
 //! The bodies are cut into tiles of `B = blockDim.x` bodies. For each tile,
 //! every thread of the block loads one body into dynamic shared memory
 //! (`B * 16` bytes), the block synchronises, every thread interacts its bodies
 //! with the whole tile, and the block synchronises again before the next load.
-//! The last tile may be partial: the notebook's `range(N / TILE_SIZE)` drops
+//! The last tile may be partial: Warp's example loops over `range(N / TILE_SIZE)`, which drops
 //! the remainder bodies; here the tile count is `ceil(N / B)`, slots past `N`
 //! hold massless padding, and the loop over a partial tile stops at `N`.
 //!
@@ -40,6 +40,7 @@ use crate::vec4::Vec4;
 /// memory (a stack frame).
 #[inline(always)]
 pub(crate) unsafe fn load_or_pad<E: Exec>(e: &E, pos: Global<Vec4>, n: u32, i: u32) -> Vec4 {
+    // SAFETY: min(i, n - 1) < n (n >= 1, the launch contract) is in bounds of `pos`.
     let body = unsafe { e.load(pos, i.min(n - 1)) };
     Vec4::new(body.x, body.y, body.z, if i < n { body.w } else { 0.0 })
 }
@@ -58,6 +59,7 @@ unsafe fn accumulate<E: Exec>(
     let first_tile = e.block_idx() * TILED_BODIES_PER_THREAD;
     let i0 = first_tile * b + t;
     let i1 = i0 + b;
+    // SAFETY: `load_or_pad` only reads indices below n.
     let (body0, body1) = unsafe { (load_or_pad(e, pos, n, i0), load_or_pad(e, pos, n, i1)) };
     let (p0, p1) = (PointMass::from(body0), PointMass::from(body1));
     let (mut a0, mut a1) = (Vec3::zero(), Vec3::zero());
@@ -65,6 +67,8 @@ unsafe fn accumulate<E: Exec>(
     let full_tiles = n / b;
     let mut k = 0;
     while k < tiles {
+        // SAFETY: slot t < block of the `block * 16` shared bytes; the tile is read only after
+        // the barrier, and rewritten only after the next one.
         unsafe { e.shared_store(t, load_or_pad(e, pos, n, k * b + t)) };
         e.sync_threads();
         if k < full_tiles && k != first_tile && k != first_tile + 1 {
@@ -72,6 +76,7 @@ unsafe fn accumulate<E: Exec>(
             // Unrolled 32 times: every valid block size is a multiple of 32.
             let mut s = 0;
             unrolled_while!(s < b, by 32, |U| {
+                // SAFETY: s + U < block: a tile slot written before the barrier.
                 let pj = PointMass::from(unsafe { e.shared_load::<Vec4>(s + U) });
                 a0 = interaction_distinct(a0, &p0, &pj, eps2);
                 a1 = interaction_distinct(a1, &p1, &pj, eps2);
@@ -80,6 +85,7 @@ unsafe fn accumulate<E: Exec>(
             let count = b.min(n - k * b);
             let mut s = 0;
             while s < count {
+                // SAFETY: s < count <= block: a tile slot written before the barrier.
                 let pj = PointMass::from(unsafe { e.shared_load::<Vec4>(s) });
                 a0 = interaction(a0, &p0, &pj, eps2);
                 a1 = interaction(a1, &p1, &pj, eps2);
@@ -109,8 +115,11 @@ pub unsafe fn tiled_accel<E: Exec>(
     g: f32,
     eps2: f32,
 ) {
+    // SAFETY: this function's contract is `accumulate`'s (buffers of n bodies, the tiled launch
+    // shape).
     for (i, _, a) in unsafe { accumulate(e, pos, n, g, eps2) } {
         if i < n {
+            // SAFETY: i < n, `acc` holds n elements, each written by one thread.
             unsafe { e.store(acc, i, a.to_vec4()) };
         }
     }
@@ -136,8 +145,12 @@ pub unsafe fn tiled_euler<E: Exec>(
     g: f32,
     eps2: f32,
 ) {
+    // SAFETY: this function's contract is `accumulate`'s (buffers of n bodies, the tiled launch
+    // shape).
     for (i, body, a) in unsafe { accumulate(e, pos_in, n, g, eps2) } {
         if i < n {
+            // SAFETY: i < n; thread-owned elements vel[i] and pos_out[i], and no thread reads
+            // `pos_out`.
             unsafe {
                 let (p, v) = euler_update(body, e.load(vel, i), a, dt);
                 e.store(vel, i, v);

@@ -1,5 +1,5 @@
-//! Newton's third law: each pair computed once, on the upper-triangle block
-//! schedule of the seed notes.
+//! Newton's third law: each pair computed once, on an upper-triangle block
+//! schedule (blocks of i-bodies paired with blocks of j-bodies, `gx <= gy`).
 //!
 //! # Tiling
 //! With block size `B`, the bodies form `G = (N - 2) / B + 1` groups and the
@@ -17,12 +17,12 @@
 //! `a_i += m_j s r` and `a_j -= m_i s r` are applied
 //! ([`pair_interaction`]), so unequal
 //! masses are exact. At the end, block and j accumulators are added to the
-//! global accelerations with `red.add.f32`; `acc` must be zero before the launch
-//! ([`integrate::euler_from_accel`](crate::integrate::euler_from_accel) clears it).
+//! global accelerations with `red.add.f32`, so `acc` must be zero before the
+//! launch: the host's plan clears it (`ZeroAcc`) right before.
 //!
 //! # Making the rotation safe without lockstep
-//! The notes rotate j slots, thread `t` taking slot `(t + s) mod B` at step
-//! `s`, assuming the block runs in lockstep. Since Volta, threads of a warp
+//! The textbook form of this kernel rotates j slots, thread `t` taking slot
+//! `(t + s) mod B` at step `s`, assuming the block runs in lockstep. Since Volta, threads of a warp
 //! are scheduled independently, so thread `t` at step `s + 1` could update the
 //! reaction of the slot thread `t + 1` is still updating at step `s`. Here the
 //! slots are cut into warp-sized chunks of 32: in super-step `k`, warp `w` owns
@@ -70,6 +70,9 @@ unsafe fn pair_step<E: Exec>(
     ai: Vec3<f32>,
     eps2: f32,
 ) -> Vec3<f32> {
+    // SAFETY: `reaction` and `reaction + 32` are slots of this warp's chunk, inside the `2 *
+    // block` Vec4 of shared memory; the XOR schedule gives each lane a different slot between
+    // warp barriers (module documentation).
     unsafe {
         let pj = PointMass::from(e.shared_load::<Vec4>(reaction + WARP));
         let (ai, aj, s) = pair_interaction(ai, xyz(e.shared_load::<Vec4>(reaction)), pi, &pj, eps2);
@@ -104,8 +107,11 @@ pub unsafe fn triangle_accel<E: Exec>(
     let (gx, gy) = triangle_block_coords(e.block_idx());
     let i = b * gx + t;
     let j0 = b * gy + 1;
+    // SAFETY: `load_or_pad` only reads indices below n.
     let pi = PointMass::from(unsafe { load_or_pad(e, pos, n, i) });
     let own = reaction_slot(t);
+    // SAFETY: this thread's own two slots (`own`, `own + 32`) of the `2 * block` Vec4;
+    // `load_or_pad` reads below n.
     unsafe {
         e.shared_store(own + WARP, load_or_pad(e, pos, n, j0 + t));
         e.shared_store(own, Vec4::ZERO);
@@ -122,6 +128,8 @@ pub unsafe fn triangle_accel<E: Exec>(
         while k < warps {
             let base = ((warp + k) & (warps - 1)) * 2 * WARP;
             seq!(S in 0..32 {
+                // SAFETY: this warp owns chunk `base` in this super-step; `(base + lane) ^ S`
+                // stays inside it and differs per lane at each step (module documentation).
                 ai = unsafe { pair_step(e, (base + lane) ^ S, &pi, ai, eps2) };
                 e.sync_warp();
             });
@@ -137,6 +145,8 @@ pub unsafe fn triangle_accel<E: Exec>(
                 let l = lane ^ s;
                 let slot = chunk * WARP + l;
                 if i < n && j0 + slot < n && (!diagonal || slot >= t) {
+                    // SAFETY: slot `base + l` of the chunk this warp owns; l = lane ^ s differs
+                    // per lane at each step.
                     ai = unsafe { pair_step(e, base + l, &pi, ai, eps2) };
                 }
                 e.sync_warp();
@@ -148,6 +158,9 @@ pub unsafe fn triangle_accel<E: Exec>(
     }
 
     let comps = acc.components();
+    // SAFETY: after the last barrier, slot `own` holds this thread's j reaction; indices 4 (j0
+    // + t) + c and 4 i + c are in bounds when j0 + t < n and i < n (checked); `acc` takes
+    // atomics.
     unsafe {
         if j0 + t < n {
             let aj = e.shared_load::<Vec4>(own);

@@ -67,6 +67,7 @@ mod tests {
         let v = Vec4::new(1.0, 2.0, 3.0, 4.0);
         // Field order is the memory order [x, y, z, m] the kernels and the
         // snapshot files rely on.
+        // SAFETY: `Vec4` is `repr(C)`, four f32 without padding: the same 16 bytes as [f32; 4].
         let words: [f32; 4] = unsafe { core::mem::transmute(v) };
         assert_eq!(words, [1.0, 2.0, 3.0, 4.0]);
         assert_eq!(Vec4::from(v.to_array()), v);

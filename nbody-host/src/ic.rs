@@ -11,7 +11,7 @@ fn rng(seed: u64) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(seed)
 }
 
-/// The seed notebook's set-up: positions uniform in `[-s, s]^3` with
+/// The set-up of NVIDIA Warp's N-body example: positions uniform in `[-s, s]^3` with
 /// `s = 10 (N / 1024)^(1/3)` (constant density), velocities uniform in
 /// `[-1, 1]^3`, unit masses.
 pub fn uniform_cube(n: usize, seed: u64) -> Bodies {

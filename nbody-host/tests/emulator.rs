@@ -39,6 +39,8 @@ fn neighbour_exchange(
         shape(1, block, 4 * block),
         options,
         &[&out],
+        // SAFETY: the emulator checks every access and reports this kernel's
+        // deliberate bug (or its absence) as the test expects; no real memory is at risk.
         |t| unsafe {
             let i = t.thread_idx();
             t.shared_store(i, i as f32);
@@ -78,6 +80,8 @@ fn sync_warp_orders_only_its_own_warp() {
         shape(1, 64, 256),
         LaunchOptions::default(),
         &[&out],
+        // SAFETY: the emulator checks every access and reports this kernel's
+        // deliberate bug (or its absence) as the test expects; no real memory is at risk.
         |t| unsafe {
             let i = t.thread_idx();
             t.shared_store(i, i as f32);
@@ -122,6 +126,8 @@ fn atomics_do_not_race_with_atomics_but_do_with_plain_accesses() {
         shape(2, 128, 4),
         LaunchOptions::default(),
         &[&out],
+        // SAFETY: the emulator checks every access and reports this kernel's
+        // deliberate bug (or its absence) as the test expects; no real memory is at risk.
         |t| unsafe {
             t.shared_atomic_add(0, 1.0);
             t.sync_threads();
@@ -140,6 +146,8 @@ fn atomics_do_not_race_with_atomics_but_do_with_plain_accesses() {
         shape(1, 64, 4),
         LaunchOptions::default(),
         &[],
+        // SAFETY: the emulator checks every access and reports this kernel's
+        // deliberate bug (or its absence) as the test expects; no real memory is at risk.
         |t| unsafe {
             if t.thread_idx() == 40 {
                 let _: f32 = t.shared_load(0);
@@ -163,6 +171,8 @@ fn out_of_bounds_accesses_are_reported() {
         shape(1, 32, 0),
         LaunchOptions::default(),
         &[&data],
+        // SAFETY: the emulator checks every access and reports this kernel's
+        // deliberate bug (or its absence) as the test expects; no real memory is at risk.
         |t| unsafe {
             let _ = t.load(x, t.thread_idx());
         },
@@ -176,6 +186,8 @@ fn out_of_bounds_accesses_are_reported() {
         shape(1, 32, 64),
         LaunchOptions::default(),
         &[],
+        // SAFETY: the emulator checks every access and reports this kernel's
+        // deliberate bug (or its absence) as the test expects; no real memory is at risk.
         |t| unsafe {
             t.shared_store(t.thread_idx(), 1.0f32);
         },
@@ -195,6 +207,8 @@ fn out_of_bounds_accesses_are_reported() {
         shape(1, 32, 0),
         LaunchOptions::default(),
         &[&data],
+        // SAFETY: the emulator checks every access and reports this kernel's
+        // deliberate bug (or its absence) as the test expects; no real memory is at risk.
         |t| unsafe {
             t.store(stray, t.thread_idx(), 1.0);
         },
@@ -222,16 +236,22 @@ fn misaligned_and_wrapping_global_addresses_are_reported() {
     for (name, result) in [
         (
             "misaligned-load",
+            // SAFETY: the emulator checks every access and reports this kernel's
+            // deliberate bug (or its absence) as the test expects; no real memory is at risk.
             run("misaligned-load", |t, g| unsafe {
                 let _ = t.load(g, 0);
             }),
         ),
         (
             "misaligned-store",
+            // SAFETY: the emulator checks every access and reports this kernel's
+            // deliberate bug (or its absence) as the test expects; no real memory is at risk.
             run("misaligned-store", |t, g| unsafe { t.store(g, 0, 2.0) }),
         ),
         (
             "misaligned-atomic",
+            // SAFETY: the emulator checks every access and reports this kernel's
+            // deliberate bug (or its absence) as the test expects; no real memory is at risk.
             run("misaligned-atomic", |t, g| unsafe {
                 t.atomic_add(g, 0, 2.0)
             }),
@@ -249,6 +269,8 @@ fn misaligned_and_wrapping_global_addresses_are_reported() {
         shape(1, 32, 0),
         LaunchOptions::default(),
         &[&data],
+        // SAFETY: the emulator checks every access and reports this kernel's
+        // deliberate bug (or its absence) as the test expects; no real memory is at risk.
         |t| unsafe {
             let _ = t.load(wrapping, 0);
         },
@@ -297,6 +319,8 @@ fn a_spinning_thread_is_a_deadlock_reported_within_the_timeout() {
         ..LaunchOptions::default()
     };
     let start = Instant::now();
+    // SAFETY: the emulator checks every access and reports this kernel's
+    // deliberate bug (or its absence) as the test expects; no real memory is at risk.
     let result = launch("spin", shape(1, 64, 0), options, &[&flag], |t| unsafe {
         if t.thread_idx() == 7 {
             // Waits for a flag nobody sets.
@@ -363,6 +387,8 @@ fn every_block_of_the_grid_runs_once() {
         shape(5, 96, 0),
         LaunchOptions::default(),
         &[&out],
+        // SAFETY: the emulator checks every access and reports this kernel's
+        // deliberate bug (or its absence) as the test expects; no real memory is at risk.
         |t| unsafe {
             let i = t.block_idx() * t.block_dim() + t.thread_idx();
             t.atomic_add(y, i, (i + 1) as f32);

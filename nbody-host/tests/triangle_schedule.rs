@@ -55,12 +55,15 @@ impl Exec for Spy<'_, '_> {
         self.inner.sync_warp()
     }
     unsafe fn load<T: Word>(&self, buf: Global<T>, i: u32) -> T {
+        // SAFETY: the caller upholds `Exec`\'s contract, which the emulator checks.
         unsafe { self.inner.load(buf, i) }
     }
     unsafe fn store<T: Word>(&self, buf: Global<T>, i: u32, value: T) {
+        // SAFETY: the caller upholds `Exec`\'s contract, which the emulator checks.
         unsafe { self.inner.store(buf, i, value) }
     }
     unsafe fn atomic_add(&self, buf: Global<f32>, i: u32, value: f32) {
+        // SAFETY: the caller upholds `Exec`\'s contract, which the emulator checks.
         unsafe { self.inner.atomic_add(buf, i, value) }
     }
     unsafe fn shared_load<T: Word>(&self, idx: u32) -> T {
@@ -78,12 +81,15 @@ impl Exec for Spy<'_, '_> {
                 j: b * gy + 1 + slot,
             });
         }
+        // SAFETY: the caller upholds `Exec`\'s contract, which the emulator checks.
         unsafe { self.inner.shared_load(idx) }
     }
     unsafe fn shared_store<T: Word>(&self, idx: u32, value: T) {
+        // SAFETY: the caller upholds `Exec`\'s contract, which the emulator checks.
         unsafe { self.inner.shared_store(idx, value) }
     }
     unsafe fn shared_atomic_add(&self, idx: u32, value: f32) {
+        // SAFETY: the caller upholds `Exec`\'s contract, which the emulator checks.
         unsafe { self.inner.shared_atomic_add(idx, value) }
     }
 }
@@ -112,6 +118,8 @@ fn observe(n: u32, block: u32) -> Vec<PairStep> {
             warp_barriers: Cell::new(0),
             started: Cell::new(false),
         };
+        // SAFETY: `pos_mem` and `acc_mem` hold n bodies, the shape is
+        // `shape::triangle(n, block)`; the emulator checks every access anyway.
         unsafe { gpu_kernels::triangle::triangle_accel(&spy, p, a, n, 1.0, 0.01) };
         log.lock().unwrap().extend(spy.log.take());
     })

@@ -306,20 +306,16 @@ mod x86 {
         #[inline(always)]
         fn splat(cap: HasAvx512, v: f32) -> Self {
             // SAFETY: `cap` proves the CPU has AVX-512F.
-            F32x16 {
-                v: unsafe { _mm512_set1_ps(v) },
-                cap,
-            }
+            let v = unsafe { _mm512_set1_ps(v) };
+            F32x16 { v, cap }
         }
 
         #[inline(always)]
         fn load(cap: HasAvx512, src: &[f32]) -> Self {
             let src = &src[..16];
             // SAFETY: `cap` proves AVX-512F; `src` holds 16 floats.
-            F32x16 {
-                v: unsafe { _mm512_loadu_ps(src.as_ptr()) },
-                cap,
-            }
+            let v = unsafe { _mm512_loadu_ps(src.as_ptr()) };
+            F32x16 { v, cap }
         }
 
         #[inline(always)]
@@ -398,20 +394,16 @@ mod x86 {
         #[inline(always)]
         fn splat(cap: HasAvx2Fma, v: f32) -> Self {
             // SAFETY: `cap` proves the CPU has AVX2 and FMA.
-            F32x8 {
-                v: unsafe { _mm256_set1_ps(v) },
-                cap,
-            }
+            let v = unsafe { _mm256_set1_ps(v) };
+            F32x8 { v, cap }
         }
 
         #[inline(always)]
         fn load(cap: HasAvx2Fma, src: &[f32]) -> Self {
             let src = &src[..8];
             // SAFETY: `cap` proves AVX2; `src` holds 8 floats.
-            F32x8 {
-                v: unsafe { _mm256_loadu_ps(src.as_ptr()) },
-                cap,
-            }
+            let v = unsafe { _mm256_loadu_ps(src.as_ptr()) };
+            F32x8 { v, cap }
         }
 
         #[inline(always)]
@@ -578,20 +570,16 @@ mod arm {
         #[inline(always)]
         fn splat(cap: HasNeon, v: f32) -> Self {
             // SAFETY: see above.
-            F32x4 {
-                v: unsafe { vdupq_n_f32(v) },
-                cap,
-            }
+            let v = unsafe { vdupq_n_f32(v) };
+            F32x4 { v, cap }
         }
 
         #[inline(always)]
         fn load(cap: HasNeon, src: &[f32]) -> Self {
             let src = &src[..4];
             // SAFETY: see above; `src` holds 4 floats.
-            F32x4 {
-                v: unsafe { vld1q_f32(src.as_ptr()) },
-                cap,
-            }
+            let v = unsafe { vld1q_f32(src.as_ptr()) };
+            F32x4 { v, cap }
         }
 
         #[inline(always)]

@@ -123,16 +123,14 @@ impl CudaEngine {
         let needed_shared = plan.max_shared_bytes();
         let mut opt_in = 0i32;
         // SAFETY: a valid device handle and an out-pointer to an i32.
-        driver(
-            unsafe {
-                sys::cuDeviceGetAttribute(
-                    &mut opt_in,
-                    sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-                    dev.as_raw(),
-                )
-            },
-            "reading the shared-memory limit",
-        )?;
+        let status = unsafe {
+            sys::cuDeviceGetAttribute(
+                &mut opt_in,
+                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                dev.as_raw(),
+            )
+        };
+        driver(status, "reading the shared-memory limit")?;
         if needed_shared > opt_in as u32 {
             return Err(Error::SharedMemoryExceeded {
                 block: params.kernel().block(),
@@ -165,16 +163,14 @@ impl CudaEngine {
         if needs_shared_opt_in(needed_shared) {
             for &f in &functions {
                 // SAFETY: a valid function handle of the loaded module.
-                driver(
-                    unsafe {
-                        sys::cuFuncSetAttribute(
-                            f,
-                            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                            needed_shared as i32,
-                        )
-                    },
-                    "raising the shared-memory limit",
-                )?;
+                let status = unsafe {
+                    sys::cuFuncSetAttribute(
+                        f,
+                        sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        needed_shared as i32,
+                    )
+                };
+                driver(status, "raising the shared-memory limit")?;
             }
         }
 
@@ -270,24 +266,22 @@ impl PlanDevice for GpuState {
                 // the kernel expects for `n`, the shape comes from
                 // `gpu_kernels::shape`, and `slots` outlives the call (the
                 // driver copies the arguments before returning).
-                driver(
-                    unsafe {
-                        sys::cuLaunchKernel(
-                            function,
-                            shape.grid,
-                            1,
-                            1,
-                            shape.block,
-                            1,
-                            1,
-                            shape.shared_bytes,
-                            self.stream.as_inner(),
-                            pointers.as_mut_ptr(),
-                            ptr::null_mut(),
-                        )
-                    },
-                    "launching a kernel",
-                )
+                let status = unsafe {
+                    sys::cuLaunchKernel(
+                        function,
+                        shape.grid,
+                        1,
+                        1,
+                        shape.block,
+                        1,
+                        1,
+                        shape.shared_bytes,
+                        self.stream.as_inner(),
+                        pointers.as_mut_ptr(),
+                        ptr::null_mut(),
+                    )
+                };
+                driver(status, "launching a kernel")
             }
             Op::ZeroAcc => {
                 // SAFETY: the buffer lives as long as the engine and is
