@@ -18,6 +18,12 @@ pub const MAX_GRID: u32 = (1 << 31) - 1;
 /// Bodies each thread of the tiled kernels carries in registers: two, so one
 /// shared-memory load of a `j` body serves two interactions.
 pub const TILED_BODIES_PER_THREAD: u32 = 2;
+/// Bodies each thread of the triangle kernel holds in registers (register
+/// blocking: one shared-memory j-body and reaction serve this many pairs).
+pub const TRIANGLE_BODIES_PER_THREAD: u32 = 4;
+/// Largest block of the triangle kernel: its registers per thread (more than
+/// 64 at four bodies per thread) leave too few for 1024 threads.
+pub const TRIANGLE_MAX_BLOCK: u32 = 512;
 /// Bytes of one body in memory (`[x, y, z, m]` as `f32`).
 pub const BODY_BYTES: u32 = 16;
 
@@ -35,6 +41,12 @@ pub struct LaunchShape {
 /// Whether `block` is a valid block size: a power of two in `32..=1024`.
 pub const fn is_valid_block(block: u32) -> bool {
     block.is_power_of_two() && block >= MIN_BLOCK && block <= MAX_BLOCK
+}
+
+/// Whether `block` is valid for the triangle kernel: a valid block size of
+/// at most [`TRIANGLE_MAX_BLOCK`].
+pub const fn is_valid_triangle_block(block: u32) -> bool {
+    is_valid_block(block) && block <= TRIANGLE_MAX_BLOCK
 }
 
 /// One thread per body (SIMT all-pairs, kick, drift, Euler update).
@@ -72,13 +84,24 @@ pub const fn energy_partials(n: u32, block: u32) -> u32 {
     2 * energy(n, block).grid
 }
 
-/// Groups of the triangle schedule: `G = (N - 2) / B + 1` (0 when `N < 2`).
+/// Bodies per group of the triangle schedule: `S = R B`, `R` =
+/// [`TRIANGLE_BODIES_PER_THREAD`].
+pub const fn triangle_group_size(block: u32) -> u32 {
+    TRIANGLE_BODIES_PER_THREAD * block
+}
+
+/// Groups of the triangle schedule: `G = (N - 2) / S + 1` (0 when `N < 2`),
+/// `S` = [`triangle_group_size`].
 ///
-/// Group `g` owns i-bodies `B g .. B g + B` and j-bodies `B g + 1 ..= B g + B`;
-/// `B G >= N - 1`, so every pair `i < j < N` falls in exactly one block `(gx, gy)`
+/// Group `g` owns i-bodies `S g .. S g + S` and j-bodies `S g + 1 ..= S g + S`;
+/// `S G >= N - 1`, so every pair `i < j < N` falls in exactly one block `(gx, gy)`
 /// with `gx <= gy`.
 pub const fn triangle_groups(n: u32, block: u32) -> u32 {
-    if n < 2 { 0 } else { (n - 2) / block + 1 }
+    if n < 2 {
+        0
+    } else {
+        (n - 2) / triangle_group_size(block) + 1
+    }
 }
 
 /// Blocks of the triangle schedule, `G (G + 1) / 2` (may exceed [`MAX_GRID`]).
@@ -89,7 +112,7 @@ pub const fn triangle_blocks(n: u32, block: u32) -> u64 {
 
 /// The triangle kernel: `G (G + 1) / 2` blocks, and `block` j-bodies plus their
 /// accumulated reactions in shared memory. `None` when the grid would exceed
-/// [`MAX_GRID`] (more than about `65535 * block` bodies).
+/// [`MAX_GRID`] (more than about `65535 S` bodies).
 pub const fn triangle(n: u32, block: u32) -> Option<LaunchShape> {
     let blocks = triangle_blocks(n, block);
     if blocks > MAX_GRID as u64 {
@@ -163,23 +186,27 @@ mod tests {
     }
 
     #[test]
-    fn triangle_group_count_matches_the_seed_formula() {
+    fn triangle_group_count_covers_every_pair() {
+        let s = triangle_group_size(32);
+        assert_eq!(s, 32 * TRIANGLE_BODIES_PER_THREAD);
         assert_eq!(triangle_groups(0, 32), 0);
         assert_eq!(triangle_groups(1, 32), 0);
         assert_eq!(triangle_groups(2, 32), 1);
-        assert_eq!(triangle_groups(33, 32), 1); // j reaches B*0 + 1 + 31 = 32 = N-1
-        assert_eq!(triangle_groups(34, 32), 2);
+        assert_eq!(triangle_groups(s + 1, 32), 1); // j reaches S*0 + 1 + (S-1) = S = N-1
+        assert_eq!(triangle_groups(s + 2, 32), 2);
         for n in 2..3000u32 {
             for b in [32u32, 64, 256] {
-                let g = triangle_groups(n, b);
-                assert!(b * g >= n - 1, "n={n} b={b}: last j not covered");
-                assert!(b * (g - 1) < n - 1, "n={n} b={b}: one group too many");
+                let (g, s) = (triangle_groups(n, b), triangle_group_size(b));
+                assert!(s * g >= n - 1, "n={n} b={b}: last j not covered");
+                assert!(s * (g - 1) < n - 1, "n={n} b={b}: one group too many");
             }
         }
         assert_eq!(triangle(2, 32).unwrap().grid, 1);
         assert_eq!(triangle(1, 32).unwrap().grid, 0);
         assert_eq!(triangle(100_000, 32).unwrap().shared_bytes, 2 * 32 * 16);
         assert!(triangle(MAX_BODIES, 32).is_none());
+        assert!(is_valid_triangle_block(TRIANGLE_MAX_BLOCK));
+        assert!(!is_valid_triangle_block(2 * TRIANGLE_MAX_BLOCK));
     }
 
     #[test]

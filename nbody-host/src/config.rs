@@ -34,7 +34,8 @@ pub enum Kernel {
     },
     /// Each pair once (Newton's third law), upper-triangle block schedule.
     Triangle {
-        /// Threads per block = group size (power of two, 32..=1024).
+        /// Threads per block (power of two, 32..=512: each thread holds four
+        /// bodies in registers, too many for 1024 threads).
         block: u32,
     },
 }
@@ -82,15 +83,25 @@ impl Kernel {
             .and_then(|name| Kernel::from_name(name, block))
     }
 
-    /// Checks the block size ([`Error::InvalidBlockSize`]).
+    /// The largest block size the kernel family accepts.
+    pub fn max_block(&self) -> u32 {
+        match self {
+            Kernel::Triangle { .. } => shape::TRIANGLE_MAX_BLOCK,
+            _ => shape::MAX_BLOCK,
+        }
+    }
+
+    /// Checks the block size: a power of two in `32..=`[`max_block`](Self::max_block)
+    /// ([`Error::InvalidBlockSize`]).
     pub fn validate(&self) -> Result<()> {
-        let block = self.block();
-        if shape::is_valid_block(block) {
+        let (block, max) = (self.block(), self.max_block());
+        if shape::is_valid_block(block) && block <= max {
             Ok(())
         } else {
             Err(Error::InvalidBlockSize {
                 block,
                 kernel: self.name(),
+                max,
             })
         }
     }

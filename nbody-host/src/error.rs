@@ -68,13 +68,16 @@ pub enum Error {
     #[error("gravitational constant G = {0} must be finite and > 0 (in f32)")]
     InvalidGravitationalConstant(f64),
 
-    /// A block size the kernels cannot use.
-    #[error("block size {block} for the {kernel} kernel must be a power of two in 32..=1024")]
+    /// A block size the kernel cannot use.
+    #[error("block size {block} for the {kernel} kernel must be a power of two in 32..={max}")]
     InvalidBlockSize {
         /// The offending block size.
         block: u32,
         /// Kernel name.
         kernel: &'static str,
+        /// The largest block the kernel accepts (1024, or 512 for the
+        /// register-blocked triangle kernel).
+        max: u32,
     },
 
     /// A block size whose shared memory the device cannot provide.

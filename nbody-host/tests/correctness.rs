@@ -219,11 +219,19 @@ fn emulated_triangle_matches_the_oracle_for_every_block() {
 }
 
 #[test]
-fn emulated_kernels_with_1024_thread_blocks() {
+fn emulated_kernels_with_their_largest_blocks() {
+    // The register-blocked triangle kernel takes at most 512 threads (four
+    // bodies each); 1024 is refused before anything runs.
+    let refused = Simulation::builder(ic::plummer(64, 1))
+        .kernel(Kernel::Triangle { block: 1024 })
+        .backend(EMULATOR)
+        .build()
+        .unwrap_err();
+    assert!(refused.to_string().contains("32..=512"), "{refused}");
     // N = 1000 < 1024: one partial block; N = 2048: two full ones.
     for kernel in [
         Kernel::Tiled { block: 1024 },
-        Kernel::Triangle { block: 1024 },
+        Kernel::Triangle { block: 512 },
     ] {
         for b in all_bodies()
             .iter()

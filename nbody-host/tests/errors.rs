@@ -199,8 +199,9 @@ fn invalid_block_size() {
 
 #[test]
 fn grid_too_large_is_found_before_the_backend_starts() {
-    // (N - 2) / 32 + 1 = 65_563 groups: 2.15e9 blocks > 2^31 - 1.
-    let n = 2_100_000;
+    // Groups of 4 x 32 bodies: (N - 2) / 128 + 1 = 65_625 groups, 2.15e9
+    // blocks > 2^31 - 1.
+    let n = 8_400_000;
     let bodies = Bodies {
         positions: vec![Vec3::ZERO; n],
         velocities: vec![Vec3::ZERO; n],
@@ -215,14 +216,14 @@ fn grid_too_large_is_found_before_the_backend_starts() {
         matches!(
             e,
             Error::GridTooLarge {
-                n: 2_100_000,
+                n: 8_400_000,
                 block: 32,
                 ..
             }
         ),
         "{e}"
     );
-    assert_message(&e, &["N = 2100000", "block size 32", "triangle"]);
+    assert_message(&e, &["N = 8400000", "block size 32", "triangle"]);
 }
 
 #[cfg(not(feature = "cuda"))]

@@ -34,8 +34,9 @@ mod tests {
         assert!(!needs_shared_opt_in(48 * 1024));
         assert!(needs_shared_opt_in(48 * 1024 + 1));
         // The largest tile (1024 bodies x 16 bytes) fits without opting in;
-        // the triangle kernel's 32 bytes per thread at 1024 threads does too.
-        let triangle = gpu_kernels::shape::triangle(5000, 1024).unwrap();
+        // the triangle kernel's 32 bytes per thread at its largest block does too.
+        let largest = gpu_kernels::shape::TRIANGLE_MAX_BLOCK;
+        let triangle = gpu_kernels::shape::triangle(5000, largest).unwrap();
         assert!(!needs_shared_opt_in(triangle.shared_bytes));
     }
 

@@ -468,19 +468,20 @@ mod tests {
             )
             .unwrap()
         };
-        let e = Plan::new(5_000_000, params(32)).unwrap_err();
+        // Groups of 4 x 32 bodies: 65_625 of them, 2.15e9 blocks > 2^31 - 1.
+        let e = Plan::new(8_400_000, params(32)).unwrap_err();
         assert!(
             matches!(
                 e,
                 Error::GridTooLarge {
-                    n: 5_000_000,
+                    n: 8_400_000,
                     block: 32,
                     ..
                 }
             ),
             "{e}"
         );
-        assert!(Plan::new(5_000_000, params(1024)).is_ok());
+        assert!(Plan::new(8_400_000, params(512)).is_ok());
     }
 
     #[test]
