@@ -1,7 +1,7 @@
 //! Total kinetic and softened potential energy, reduced in `f64`.
 //!
 //! # Thread mapping
-//! One thread per body `i` (padding threads past `N` contribute zero), tiles of
+//! One thread per body `i` (padding threads past `N` contribute exactly zero), tiles of
 //! `B` bodies through shared memory as in [`tiled`](crate::tiled).
 //!
 //! # Precision
@@ -79,8 +79,10 @@ pub unsafe fn energy_partials<E: Exec>(
         e.sync_threads();
         k += 1;
     }
-    // Padding threads have mass 0, so they add nothing.
-    let potential_i = body.w as f64 * phi;
+    // Padding threads add exactly nothing: their massless copy of body N - 1
+    // sits on body N - 1, so at zero softening `phi` is infinite and
+    // `0 * phi` would be NaN.
+    let potential_i = if i < n { body.w as f64 * phi } else { 0.0 };
 
     // Block tree reduction in f64: kinetic at [0, b), potential at [b, 2b).
     // SAFETY: slots t and block + t of the `2 * block` f64 (16 * block bytes), each thread its
