@@ -162,13 +162,14 @@ macro_rules! ptx_value {
 /// Declares the entry points; see the module documentation.
 ///
 /// `|e|` names the thread's `Exec` for the buffer-length expressions, which
-/// may use it and the scalar parameters.
+/// may use it and the scalar parameters. A body with const generics takes
+/// them after its path, the `Exec` type inferred: `simt::simt_accel<_, true>`.
 macro_rules! kernel_table {
     (
         |$e:ident|
         $(
             $(#[$doc:meta])*
-            $variant:ident = $symbol:ident => $($body:ident)::+ (
+            $variant:ident = $symbol:ident => $($body:ident)::+ $(<$($generic:tt),+>)? (
                 $($p:ident : $t:ident $([$len:expr])?),* $(,)?
             );
         )*
@@ -275,7 +276,9 @@ macro_rules! kernel_table {
                     $(Launch::$variant { $($p),* } => {
                         let $e = exec;
                         // SAFETY: the caller's contract is the body's.
-                        unsafe { $($body)::+($e, $(host_value!($p, $t $([$len])?)),*) }
+                        unsafe {
+                            $($body)::+ $(::<$($generic),+>)? ($e, $(host_value!($p, $t $([$len])?)),*)
+                        }
                     })*
                 }
             }
@@ -295,7 +298,9 @@ macro_rules! kernel_table {
                     // SAFETY: the host launches each entry point with the
                     // buffers and shape its body requires (nbody-host's plans,
                     // checked against this table and the PTX).
-                    unsafe { $($body)::+($e, $(ptx_value!($p, $t $([$len])?)),*) }
+                    unsafe {
+                        $($body)::+ $(::<$($generic),+>)? ($e, $(ptx_value!($p, $t $([$len])?)),*)
+                    }
                 }
             )*
         }
@@ -316,25 +321,45 @@ kernel_table! {
     |e|
     /// All-pairs forces fused with a semi-implicit Euler step, one thread per
     /// body: [`simt::simt_euler`].
-    SimtEuler = nbody_simt_euler => simt::simt_euler(
+    SimtEuler = nbody_simt_euler => simt::simt_euler<_, false>(
+        pos_in: Vec4[n], pos_out: Vec4[n], vel: Vec4[n], n: u32, dt: f32, g: f32, eps2: f32,
+    );
+    /// [`SimtEuler`](Entry::SimtEuler) with the guarded interaction (zero softening).
+    SimtEulerGuarded = nbody_simt_euler_guarded => simt::simt_euler<_, true>(
         pos_in: Vec4[n], pos_out: Vec4[n], vel: Vec4[n], n: u32, dt: f32, g: f32, eps2: f32,
     );
     /// All-pairs accelerations, one thread per body: [`simt::simt_accel`].
-    SimtAccel = nbody_simt_accel => simt::simt_accel(
+    SimtAccel = nbody_simt_accel => simt::simt_accel<_, false>(
+        pos: Vec4[n], acc: Vec4[n], n: u32, g: f32, eps2: f32,
+    );
+    /// [`SimtAccel`](Entry::SimtAccel) with the guarded interaction (zero softening).
+    SimtAccelGuarded = nbody_simt_accel_guarded => simt::simt_accel<_, true>(
         pos: Vec4[n], acc: Vec4[n], n: u32, g: f32, eps2: f32,
     );
     /// Shared-memory tiled forces fused with a semi-implicit Euler step:
     /// [`tiled::tiled_euler`].
-    TiledEuler = nbody_tiled_euler => tiled::tiled_euler(
+    TiledEuler = nbody_tiled_euler => tiled::tiled_euler<_, false>(
+        pos_in: Vec4[n], pos_out: Vec4[n], vel: Vec4[n], n: u32, dt: f32, g: f32, eps2: f32,
+    );
+    /// [`TiledEuler`](Entry::TiledEuler) with the guarded interaction (zero softening).
+    TiledEulerGuarded = nbody_tiled_euler_guarded => tiled::tiled_euler<_, true>(
         pos_in: Vec4[n], pos_out: Vec4[n], vel: Vec4[n], n: u32, dt: f32, g: f32, eps2: f32,
     );
     /// Shared-memory tiled accelerations: [`tiled::tiled_accel`].
-    TiledAccel = nbody_tiled_accel => tiled::tiled_accel(
+    TiledAccel = nbody_tiled_accel => tiled::tiled_accel<_, false>(
+        pos: Vec4[n], acc: Vec4[n], n: u32, g: f32, eps2: f32,
+    );
+    /// [`TiledAccel`](Entry::TiledAccel) with the guarded interaction (zero softening).
+    TiledAccelGuarded = nbody_tiled_accel_guarded => tiled::tiled_accel<_, true>(
         pos: Vec4[n], acc: Vec4[n], n: u32, g: f32, eps2: f32,
     );
     /// Newton's-third-law accelerations, added to `acc`:
     /// [`triangle::triangle_accel`].
-    TriangleAccel = nbody_triangle_accel => triangle::triangle_accel(
+    TriangleAccel = nbody_triangle_accel => triangle::triangle_accel<_, false>(
+        pos: Vec4[n], acc: Vec4[n], n: u32, g: f32, eps2: f32,
+    );
+    /// [`TriangleAccel`](Entry::TriangleAccel) with the guarded interaction (zero softening).
+    TriangleAccelGuarded = nbody_triangle_accel_guarded => triangle::triangle_accel<_, true>(
         pos: Vec4[n], acc: Vec4[n], n: u32, g: f32, eps2: f32,
     );
     /// A kick then a drift by the same `dt`, from stored accelerations:

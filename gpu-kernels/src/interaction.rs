@@ -192,8 +192,10 @@ pub fn interaction<R: Real>(
 /// Equal to [`interaction`] whenever `m_j / (|r|^2 + eps^2)^(3/2)` is finite:
 /// for every pair when `eps > 0` and `max m / eps^3` is finite in f32, and for
 /// every pair of distinct, non-coincident bodies when `eps = 0`. Kernels use
-/// it only on tiles that cannot hold body i itself nor padding; whether the
-/// bodies themselves allow it is the host's check before stepping.
+/// it only on tiles that cannot hold body i itself nor padding, and only in
+/// their unguarded instances: the host launches the guarded ones ([`pull`],
+/// [`pair`] with `GUARD`) whenever the softening is zero or `m / eps^3` could
+/// overflow, as the CPU backend does.
 #[inline(always)]
 pub fn interaction_distinct<R: Real>(
     acc: Vec3<R>,
@@ -269,6 +271,42 @@ pub fn pair_interaction_guarded<R: Real>(
             z: r.z.mul_add(nfj, acc_j.z),
         },
     )
+}
+
+/// The hot loops' one-sided interaction: [`interaction`] when `GUARD` (zero
+/// softening, where coincident bodies must contribute zero, not NaN), else
+/// [`interaction_distinct`] (one `min` fewer per pair).
+#[inline(always)]
+pub fn pull<R: Real, const GUARD: bool>(
+    acc: Vec3<R>,
+    pi: &PointMass<R>,
+    pj: &PointMass<R>,
+    eps2: R,
+) -> Vec3<R> {
+    if GUARD {
+        interaction(acc, pi, pj, eps2)
+    } else {
+        interaction_distinct(acc, pi, pj, eps2)
+    }
+}
+
+/// The hot loops' pair interaction: [`pair_interaction`], or when `GUARD`
+/// [`pair_interaction_guarded`] (whose third value is `eps2`: callers use it
+/// only as scratch).
+#[inline(always)]
+pub fn pair<R: Real, const GUARD: bool>(
+    acc_i: Vec3<R>,
+    acc_j: Vec3<R>,
+    pi: &PointMass<R>,
+    pj: &PointMass<R>,
+    eps2: R,
+) -> (Vec3<R>, Vec3<R>, R) {
+    if GUARD {
+        let (ai, aj) = pair_interaction_guarded(acc_i, acc_j, pi, pj, eps2);
+        (ai, aj, eps2)
+    } else {
+        pair_interaction(acc_i, acc_j, pi, pj, eps2)
+    }
 }
 
 /// `m_j / sqrt(|r_ij|^2 + eps^2)`: body j's share of body i's softened

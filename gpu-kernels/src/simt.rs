@@ -17,12 +17,12 @@
 
 use crate::exec::{Exec, Global};
 use crate::integrate::{euler_update, global_thread};
-use crate::interaction::{PointMass, Vec3, interaction_distinct};
+use crate::interaction::{PointMass, Vec3, pull};
 use crate::vec4::Vec4;
 
 /// Sum over `j in start..end` of body j's pull on `pi` (without `G`).
 #[inline(always)]
-unsafe fn sum_range<E: Exec>(
+unsafe fn sum_range<E: Exec, const GUARD: bool>(
     e: &E,
     pos: Global<Vec4>,
     pi: &PointMass<f32>,
@@ -36,12 +36,12 @@ unsafe fn sum_range<E: Exec>(
     unrolled_while!(j + 8 <= end, |U| {
         // SAFETY: j + U < end <= n: in bounds of `pos` (n bodies).
         let pj = PointMass::from(unsafe { e.load(pos, j + U) });
-        acc = interaction_distinct(acc, pi, &pj, eps2);
+        acc = pull::<f32, GUARD>(acc, pi, &pj, eps2);
     });
     while j < end {
         // SAFETY: j < end <= n: in bounds of `pos` (n bodies).
         let pj = PointMass::from(unsafe { e.load(pos, j) });
-        acc = interaction_distinct(acc, pi, &pj, eps2);
+        acc = pull::<f32, GUARD>(acc, pi, &pj, eps2);
         j += 1;
     }
     acc
@@ -49,7 +49,7 @@ unsafe fn sum_range<E: Exec>(
 
 /// Body `i` and its acceleration `G * sum_j` from all other bodies.
 #[inline(always)]
-unsafe fn accel_of<E: Exec>(
+unsafe fn accel_of<E: Exec, const GUARD: bool>(
     e: &E,
     pos: Global<Vec4>,
     n: u32,
@@ -61,9 +61,9 @@ unsafe fn accel_of<E: Exec>(
     let body = unsafe { e.load(pos, i) };
     let pi = PointMass::from(body);
     // SAFETY: 0 <= i < n: the range lies within `pos`.
-    let acc = unsafe { sum_range(e, pos, &pi, 0, i, eps2, Vec3::zero()) };
+    let acc = unsafe { sum_range::<E, GUARD>(e, pos, &pi, 0, i, eps2, Vec3::zero()) };
     // SAFETY: i + 1 <= n: the range lies within `pos`.
-    let acc = unsafe { sum_range(e, pos, &pi, i + 1, n, eps2, acc) };
+    let acc = unsafe { sum_range::<E, GUARD>(e, pos, &pi, i + 1, n, eps2, acc) };
     (body, acc.scale(g))
 }
 
@@ -74,8 +74,10 @@ unsafe fn accel_of<E: Exec>(
 /// [`shape::per_body`](crate::shape::per_body)`(n, block)`.
 ///
 /// # Parameters
-/// `g`: gravitational constant; `eps2`: softening length squared.
-pub unsafe fn simt_accel<E: Exec>(
+/// `g`: gravitational constant; `eps2`: softening length squared; `GUARD`:
+/// the guarded interaction, for zero softening (coincident bodies then
+/// contribute exactly zero, not NaN), one `min` more per pair.
+pub unsafe fn simt_accel<E: Exec, const GUARD: bool>(
     e: &E,
     pos: Global<Vec4>,
     acc: Global<Vec4>,
@@ -87,7 +89,7 @@ pub unsafe fn simt_accel<E: Exec>(
     if i < n {
         // SAFETY: i < n, `pos` and `acc` hold n elements; thread i writes only acc[i].
         unsafe {
-            let (_, a) = accel_of(e, pos, n, i, g, eps2);
+            let (_, a) = accel_of::<E, GUARD>(e, pos, n, i, g, eps2);
             e.store(acc, i, a.to_vec4());
         }
     }
@@ -101,9 +103,10 @@ pub unsafe fn simt_accel<E: Exec>(
 /// launched with [`shape::per_body`](crate::shape::per_body)`(n, block)`.
 ///
 /// # Parameters
-/// `dt`: time step; `g`: gravitational constant; `eps2`: softening length squared.
+/// `dt`: time step; `g`: gravitational constant; `eps2`: softening length
+/// squared; `GUARD`: the guarded interaction, for zero softening.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn simt_euler<E: Exec>(
+pub unsafe fn simt_euler<E: Exec, const GUARD: bool>(
     e: &E,
     pos_in: Global<Vec4>,
     pos_out: Global<Vec4>,
@@ -118,7 +121,7 @@ pub unsafe fn simt_euler<E: Exec>(
         // SAFETY: i < n and every buffer holds n elements; thread i writes only vel[i] and
         // pos_out[i], and no thread reads `pos_out`.
         unsafe {
-            let (body, a) = accel_of(e, pos_in, n, i, g, eps2);
+            let (body, a) = accel_of::<E, GUARD>(e, pos_in, n, i, g, eps2);
             let (p, v) = euler_update(body, e.load(vel, i), a, dt);
             e.store(vel, i, v);
             e.store(pos_out, i, p);

@@ -27,7 +27,7 @@
 
 use crate::exec::{Exec, Global};
 use crate::integrate::euler_update;
-use crate::interaction::{PointMass, Vec3, interaction, interaction_distinct};
+use crate::interaction::{PointMass, Vec3, interaction, pull};
 use crate::shape::TILED_BODIES_PER_THREAD;
 use crate::vec4::Vec4;
 
@@ -47,7 +47,7 @@ pub(crate) unsafe fn load_or_pad<E: Exec>(e: &E, pos: Global<Vec4>, n: u32, i: u
 
 /// The two bodies of this thread, with their accelerations `G sum_j ...`.
 #[inline(always)]
-unsafe fn accumulate<E: Exec>(
+unsafe fn accumulate<E: Exec, const GUARD: bool>(
     e: &E,
     pos: Global<Vec4>,
     n: u32,
@@ -78,8 +78,8 @@ unsafe fn accumulate<E: Exec>(
             unrolled_while!(s < b, by 32, |U| {
                 // SAFETY: s + U < block: a tile slot written before the barrier.
                 let pj = PointMass::from(unsafe { e.shared_load::<Vec4>(s + U) });
-                a0 = interaction_distinct(a0, &p0, &pj, eps2);
-                a1 = interaction_distinct(a1, &p1, &pj, eps2);
+                a0 = pull::<f32, GUARD>(a0, &p0, &pj, eps2);
+                a1 = pull::<f32, GUARD>(a1, &p1, &pj, eps2);
             });
         } else {
             let count = b.min(n - k * b);
@@ -106,8 +106,10 @@ unsafe fn accumulate<E: Exec>(
 /// ([`shape::is_valid_block`](crate::shape::is_valid_block)).
 ///
 /// # Parameters
-/// `g`: gravitational constant; `eps2`: softening length squared.
-pub unsafe fn tiled_accel<E: Exec>(
+/// `g`: gravitational constant; `eps2`: softening length squared; `GUARD`:
+/// the guarded interaction, for zero softening (coincident bodies then
+/// contribute exactly zero, not NaN), one `min` more per pair.
+pub unsafe fn tiled_accel<E: Exec, const GUARD: bool>(
     e: &E,
     pos: Global<Vec4>,
     acc: Global<Vec4>,
@@ -117,7 +119,7 @@ pub unsafe fn tiled_accel<E: Exec>(
 ) {
     // SAFETY: this function's contract is `accumulate`'s (buffers of n bodies, the tiled launch
     // shape).
-    for (i, _, a) in unsafe { accumulate(e, pos, n, g, eps2) } {
+    for (i, _, a) in unsafe { accumulate::<E, GUARD>(e, pos, n, g, eps2) } {
         if i < n {
             // SAFETY: i < n, `acc` holds n elements, each written by one thread.
             unsafe { e.store(acc, i, a.to_vec4()) };
@@ -133,9 +135,10 @@ pub unsafe fn tiled_accel<E: Exec>(
 /// launched with [`shape::tiled`](crate::shape::tiled)`(n, block)`, `block` valid.
 ///
 /// # Parameters
-/// `dt`: time step; `g`: gravitational constant; `eps2`: softening length squared.
+/// `dt`: time step; `g`: gravitational constant; `eps2`: softening length
+/// squared; `GUARD`: the guarded interaction, for zero softening.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn tiled_euler<E: Exec>(
+pub unsafe fn tiled_euler<E: Exec, const GUARD: bool>(
     e: &E,
     pos_in: Global<Vec4>,
     pos_out: Global<Vec4>,
@@ -147,7 +150,7 @@ pub unsafe fn tiled_euler<E: Exec>(
 ) {
     // SAFETY: this function's contract is `accumulate`'s (buffers of n bodies, the tiled launch
     // shape).
-    for (i, body, a) in unsafe { accumulate(e, pos_in, n, g, eps2) } {
+    for (i, body, a) in unsafe { accumulate::<E, GUARD>(e, pos_in, n, g, eps2) } {
         if i < n {
             // SAFETY: i < n; thread-owned elements vel[i] and pos_out[i], and no thread reads
             // `pos_out`.

@@ -52,7 +52,7 @@
 use seq_macro::seq;
 
 use crate::exec::{Exec, Global};
-use crate::interaction::{PointMass, Vec3, pair_interaction};
+use crate::interaction::{PointMass, Vec3, pair};
 use crate::shape::{TRIANGLE_BODIES_PER_THREAD, WARP, triangle_block_coords};
 use crate::tiled::load_or_pad;
 use crate::vec4::Vec4;
@@ -84,7 +84,7 @@ fn xyz(v: Vec4) -> Vec3<f32> {
 /// `reaction` and `reaction + 32` are slots of the chunk this warp owns in
 /// this super-step, and no other lane of the warp uses this slot in this step.
 #[inline(always)]
-unsafe fn pair_step<E: Exec>(
+unsafe fn pair_step<E: Exec, const GUARD: bool>(
     e: &E,
     reaction: u32,
     pi: &[PointMass<f32>; R],
@@ -99,7 +99,7 @@ unsafe fn pair_step<E: Exec>(
         let mut s = 0.0;
         for r in 0..R {
             if take[r] {
-                (ai[r], aj, s) = pair_interaction(ai[r], aj, &pi[r], &pj, eps2);
+                (ai[r], aj, s) = pair::<f32, GUARD>(ai[r], aj, &pi[r], &pj, eps2);
             }
         }
         // `w` is scratch: storing a pair's `s` there makes the write one
@@ -117,8 +117,10 @@ unsafe fn pair_step<E: Exec>(
 /// `block` valid for it ([`shape::is_valid_triangle_block`](crate::shape::is_valid_triangle_block)).
 ///
 /// # Parameters
-/// `g`: gravitational constant; `eps2`: softening length squared.
-pub unsafe fn triangle_accel<E: Exec>(
+/// `g`: gravitational constant; `eps2`: softening length squared; `GUARD`:
+/// the guarded interaction, for zero softening (coincident bodies then
+/// contribute exactly zero, not NaN), one `min` more per pair.
+pub unsafe fn triangle_accel<E: Exec, const GUARD: bool>(
     e: &E,
     pos: Global<Vec4>,
     acc: Global<Vec4>,
@@ -165,7 +167,7 @@ pub unsafe fn triangle_accel<E: Exec>(
                     // SAFETY: this warp owns chunk `base` in this super-step;
                     // `base ^ S` stays inside it and differs per lane at each
                     // step (module documentation).
-                    unsafe { pair_step(e, base ^ S, &pi, &mut ai, [true; R], eps2) };
+                    unsafe { pair_step::<E, GUARD>(e, base ^ S, &pi, &mut ai, [true; R], eps2) };
                     e.sync_warp();
                 });
                 e.sync_threads();
@@ -186,7 +188,9 @@ pub unsafe fn triangle_accel<E: Exec>(
                     if take.iter().any(|&tk| tk) {
                         // SAFETY: slot `l` of the chunk this warp owns;
                         // `l = lane ^ s` differs per lane at each step.
-                        unsafe { pair_step(e, chunk * 2 * WARP + l, &pi, &mut ai, take, eps2) };
+                        unsafe {
+                            pair_step::<E, GUARD>(e, chunk * 2 * WARP + l, &pi, &mut ai, take, eps2)
+                        };
                     }
                     e.sync_warp();
                     s += 1;

@@ -52,6 +52,21 @@ impl Gravity {
     pub fn eps2(&self) -> f32 {
         self.softening * self.softening
     }
+
+    /// Whether the force loops need the guarded interaction, for bodies whose
+    /// heaviest mass is `max_mass`: always at `eps = 0` (the self pair and
+    /// coincident bodies would give `0 * inf`); otherwise only if `m / d^3`
+    /// could overflow `f32` at the softening length, which the unguarded
+    /// forms would turn into NaN for massless (padding) bodies.
+    pub(crate) fn needs_guard(&self, max_mass: f32) -> bool {
+        let eps2 = self.eps2() as f64;
+        if eps2 < f32::MIN_POSITIVE as f64 {
+            return true;
+        }
+        // 1 / d^3 at d = eps, with room for the rsqrt's error and rounding.
+        let inv3 = 1.01 * eps2.powf(-1.5);
+        !(inv3 < f32::MAX as f64 && max_mass as f64 * inv3 < f32::MAX as f64)
+    }
 }
 
 impl Default for Gravity {
@@ -103,5 +118,16 @@ mod tests {
         }
         let ok = Gravity::new(2.0, 0.0).unwrap();
         assert_eq!((ok.g(), ok.softening(), ok.eps2()), (2.0, 0.0, 0.0));
+    }
+
+    #[test]
+    fn the_guard_is_dropped_only_when_every_factor_is_finite() {
+        let g = |eps: f64| Gravity::new(1.0, eps).unwrap();
+        assert!(g(0.0).needs_guard(1.0));
+        assert!(g(1e-20).needs_guard(1.0)); // eps^2 = 1e-40: denormal
+        assert!(!g(0.1).needs_guard(1.0));
+        // m / eps^3 = 1e30 / 1e-12 overflows f32.
+        assert!(g(1e-4).needs_guard(1e30));
+        assert!(!g(1.0).needs_guard(1e30));
     }
 }

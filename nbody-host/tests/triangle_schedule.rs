@@ -139,7 +139,7 @@ fn observe(n: u32, block: u32) -> Vec<PairStep> {
         };
         // SAFETY: `pos_mem` and `acc_mem` hold n bodies, the shape is
         // `shape::triangle(n, block)`; the emulator checks every access anyway.
-        unsafe { gpu_kernels::triangle::triangle_accel(&spy, p, a, n, 1.0, 0.01) };
+        unsafe { gpu_kernels::triangle::triangle_accel::<_, false>(&spy, p, a, n, 1.0, 0.01) };
         log.lock().unwrap().extend(spy.log.take());
     })
     .unwrap();

@@ -76,8 +76,8 @@ impl CpuEngine {
             ))
         })?;
         let (pos, vel) = bodies.to_device_layout();
-        let eps2 = params.gravity().eps2();
-        let loops = ForceLoops::new(support, needs_guard(&pos, eps2));
+        let max_mass = pos.iter().fold(0.0f32, |m, p| m.max(p.w));
+        let loops = ForceLoops::new(support, params.gravity().needs_guard(max_mass));
         let n = pos.len();
         let third_law =
             matches!(params.kernel(), Kernel::Triangle { .. }) || n >= tuning.third_law_min_n;
@@ -300,37 +300,5 @@ impl Engine for CpuEngine {
     fn accelerations(&mut self) -> Result<Vec<Vec3>> {
         rayon::scope(|_| self.compute_accelerations());
         Ok(self.acc.iter().map(|a| Vec3::new(a.x, a.y, a.z)).collect())
-    }
-}
-
-/// Whether the force loops need the guarded interaction: always at `eps = 0`
-/// (the self pair, coincident bodies); otherwise only if `m / d^3` could
-/// overflow f32 for the heaviest body at the softening length, which the
-/// unguarded forms would turn into NaN for massless (padding) bodies.
-fn needs_guard(pos: &[Vec4], eps2: f32) -> bool {
-    let max_m = pos.iter().fold(0.0f32, |m, p| m.max(p.w)) as f64;
-    let eps2 = eps2 as f64;
-    if eps2 < f32::MIN_POSITIVE as f64 {
-        return true;
-    }
-    // 1 / d^3 at d = eps, with room for the rsqrt's error and rounding.
-    let inv3 = 1.01 * eps2.powf(-1.5);
-    !(inv3 < f32::MAX as f64 && max_m * inv3 < f32::MAX as f64)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_guard_is_dropped_only_when_every_factor_is_finite() {
-        let pos = [Vec4::new(0.0, 0.0, 0.0, 1.0), Vec4::new(1.0, 0.0, 0.0, 0.0)];
-        assert!(needs_guard(&pos, 0.0));
-        assert!(needs_guard(&pos, 1e-40));
-        assert!(!needs_guard(&pos, 0.01));
-        // m / eps^3 = 1e30 / 1e-12 overflows f32.
-        let heavy = [Vec4::new(0.0, 0.0, 0.0, 1e30)];
-        assert!(needs_guard(&heavy, 1e-8));
-        assert!(!needs_guard(&heavy, 1.0));
     }
 }

@@ -108,7 +108,7 @@ impl CudaEngine {
     /// shared memory and the device memory before allocating anything.
     pub(crate) fn new(device: u32, bodies: &Bodies, params: &Params) -> Result<CudaEngine> {
         bodies.validate()?;
-        let plan = Plan::new(bodies.len(), *params)?;
+        let plan = Plan::for_bodies(bodies, *params)?;
         cust::init(cust::CudaFlags::empty()).map_err(unavailable)?;
         let count = Device::num_devices().map_err(unavailable)?;
         if device >= count {

@@ -59,6 +59,8 @@ pub enum Op {
 pub struct Plan {
     n: u32,
     params: Params,
+    /// Whether the force kernels use the guarded interaction (zero softening).
+    guard: bool,
     prepare: Vec<Op>,
     step: Vec<Op>,
     accelerations: Vec<Op>,
@@ -66,8 +68,20 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// A plan, or an error if the kernel cannot schedule `n` bodies.
+    /// The plan for `bodies`: the guarded force kernels where the force law
+    /// needs them for these masses (zero softening), the others otherwise.
+    pub fn for_bodies(bodies: &crate::state::Bodies, params: Params) -> Result<Plan> {
+        let max_mass = bodies.masses.iter().fold(0.0f32, |m, &w| m.max(w));
+        Plan::build(bodies.len(), params, params.gravity().needs_guard(max_mass))
+    }
+
+    /// A plan with the unguarded force kernels (for shape checks and tests),
+    /// or an error if the kernel cannot schedule `n` bodies.
     pub fn new(n: usize, params: Params) -> Result<Plan> {
+        Plan::build(n, params, false)
+    }
+
+    fn build(n: usize, params: Params, guard: bool) -> Result<Plan> {
         if n == 0 {
             return Err(Error::NoBodies);
         }
@@ -92,6 +106,7 @@ impl Plan {
         let mut plan = Plan {
             n: n as u32,
             params,
+            guard,
             prepare: Vec::new(),
             step: Vec::new(),
             accelerations: Vec::new(),
@@ -220,45 +235,70 @@ impl Plan {
 
     /// The force law through the kernel family: `acc = a(PosIn)`.
     fn force_ops(&self) -> Vec<Op> {
-        let (n, kernel) = (self.n, self.params.kernel());
-        match self.params.force() {
-            ForceLaw::Gravity(gravity) => {
-                let (pos, acc, g, eps2) = (Buf::PosIn, Buf::Acc, gravity.g(), gravity.eps2());
-                match kernel {
-                    Kernel::Simt { block } => vec![Op::Launch(
-                        Launch::SimtAccel {
-                            pos,
-                            acc,
-                            n,
-                            g,
-                            eps2,
-                        },
-                        shape::per_body(n, block),
-                    )],
-                    Kernel::Tiled { block } => vec![Op::Launch(
-                        Launch::TiledAccel {
-                            pos,
-                            acc,
-                            n,
-                            g,
-                            eps2,
-                        },
-                        shape::tiled(n, block),
-                    )],
-                    Kernel::Triangle { block } => vec![
-                        Op::ZeroAcc,
-                        Op::Launch(
-                            Launch::TriangleAccel {
-                                pos,
-                                acc,
-                                n,
-                                g,
-                                eps2,
-                            },
-                            shape::triangle(n, block).expect("grid checked in Plan::new"),
-                        ),
-                    ],
-                }
+        let n = self.n;
+        let ForceLaw::Gravity(gravity) = self.params.force();
+        let (pos, acc, g, eps2) = (Buf::PosIn, Buf::Acc, gravity.g(), gravity.eps2());
+        match (self.params.kernel(), self.guard) {
+            (Kernel::Simt { block }, guard) => {
+                let launch = if guard {
+                    Launch::SimtAccelGuarded {
+                        pos,
+                        acc,
+                        n,
+                        g,
+                        eps2,
+                    }
+                } else {
+                    Launch::SimtAccel {
+                        pos,
+                        acc,
+                        n,
+                        g,
+                        eps2,
+                    }
+                };
+                vec![Op::Launch(launch, shape::per_body(n, block))]
+            }
+            (Kernel::Tiled { block }, guard) => {
+                let launch = if guard {
+                    Launch::TiledAccelGuarded {
+                        pos,
+                        acc,
+                        n,
+                        g,
+                        eps2,
+                    }
+                } else {
+                    Launch::TiledAccel {
+                        pos,
+                        acc,
+                        n,
+                        g,
+                        eps2,
+                    }
+                };
+                vec![Op::Launch(launch, shape::tiled(n, block))]
+            }
+            (Kernel::Triangle { block }, guard) => {
+                let launch = if guard {
+                    Launch::TriangleAccelGuarded {
+                        pos,
+                        acc,
+                        n,
+                        g,
+                        eps2,
+                    }
+                } else {
+                    Launch::TriangleAccel {
+                        pos,
+                        acc,
+                        n,
+                        g,
+                        eps2,
+                    }
+                };
+                let shape = shape::triangle(n, block).expect("grid checked in Plan::new");
+                vec![Op::ZeroAcc, Op::Launch(launch, shape)]
             }
         }
     }
@@ -266,12 +306,12 @@ impl Plan {
     /// The kernel that computes the forces and moves the bodies by `dt` in
     /// one launch (semi-implicit Euler), where the kernel family has one.
     fn fused_euler(&self, dt: f32) -> Option<(Launch<Buf>, LaunchShape)> {
-        let (n, kernel) = (self.n, self.params.kernel());
+        let n = self.n;
         let ForceLaw::Gravity(gravity) = self.params.force();
         let (pos_in, pos_out, vel) = (Buf::PosIn, Buf::PosOut, Buf::Vel);
         let (g, eps2) = (gravity.g(), gravity.eps2());
-        match kernel {
-            Kernel::Simt { block } => Some((
+        let (launch, shape) = match (self.params.kernel(), self.guard) {
+            (Kernel::Simt { block }, false) => (
                 Launch::SimtEuler {
                     pos_in,
                     pos_out,
@@ -282,8 +322,20 @@ impl Plan {
                     eps2,
                 },
                 shape::per_body(n, block),
-            )),
-            Kernel::Tiled { block } => Some((
+            ),
+            (Kernel::Simt { block }, true) => (
+                Launch::SimtEulerGuarded {
+                    pos_in,
+                    pos_out,
+                    vel,
+                    n,
+                    dt,
+                    g,
+                    eps2,
+                },
+                shape::per_body(n, block),
+            ),
+            (Kernel::Tiled { block }, false) => (
                 Launch::TiledEuler {
                     pos_in,
                     pos_out,
@@ -294,9 +346,22 @@ impl Plan {
                     eps2,
                 },
                 shape::tiled(n, block),
-            )),
-            Kernel::Triangle { .. } => None,
-        }
+            ),
+            (Kernel::Tiled { block }, true) => (
+                Launch::TiledEulerGuarded {
+                    pos_in,
+                    pos_out,
+                    vel,
+                    n,
+                    dt,
+                    g,
+                    eps2,
+                },
+                shape::tiled(n, block),
+            ),
+            (Kernel::Triangle { .. }, _) => return None,
+        };
+        Some((launch, shape))
     }
 
     /// Block size of the energy reduction (the kernel's own block size).
@@ -454,6 +519,43 @@ mod tests {
             unreachable!()
         };
         assert_eq!(dt, 0.01);
+    }
+
+    #[test]
+    fn zero_softening_takes_the_guarded_kernels() {
+        let bodies = crate::ic::plummer(50, 1);
+        for kernel in [
+            Kernel::Simt { block: 64 },
+            Kernel::Tiled { block: 128 },
+            Kernel::Triangle { block: 32 },
+        ] {
+            for &integrator in Integrator::ALL {
+                let plan = |eps| {
+                    let force = ForceLaw::gravity(1.0, eps).unwrap();
+                    let params = Params::new(0.01, force, kernel, integrator).unwrap();
+                    Plan::for_bodies(&bodies, params).unwrap()
+                };
+                let force_entries = |p: &Plan| -> Vec<Entry> {
+                    p.every_op()
+                        .filter_map(|op| match op {
+                            Op::Launch(l, _) => Some(l.entry()),
+                            _ => None,
+                        })
+                        .filter(|e| e.name().contains("accel") || e.name().contains("euler"))
+                        .collect()
+                };
+                let (guarded, plain) = (force_entries(&plan(0.0)), force_entries(&plan(0.1)));
+                assert!(!guarded.is_empty());
+                assert!(
+                    guarded.iter().all(|e| e.name().ends_with("_guarded")),
+                    "{guarded:?}"
+                );
+                assert!(
+                    plain.iter().all(|e| !e.name().ends_with("_guarded")),
+                    "{plain:?}"
+                );
+            }
+        }
     }
 
     #[test]
