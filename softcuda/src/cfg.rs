@@ -8,23 +8,23 @@ use crate::ir::{Inst, Op};
 /// "No instruction": the paths of a branch only meet at exit.
 pub const NO_PC: u32 = u32::MAX;
 
-/// Successor instructions of instruction `pc`; `None` stands for exit.
-fn successors(insts: &[Inst], pc: usize) -> (Option<usize>, Option<usize>) {
+/// Successors of instruction `pc`: instruction indices, `None` for exit.
+fn successors(insts: &[Inst], pc: usize) -> Vec<Option<usize>> {
     let next = (pc + 1 < insts.len()).then_some(pc + 1);
     let guarded = insts[pc].guard.reg != u32::MAX;
     match insts[pc].op {
         Op::Bra { target, .. } => {
             let t = Some(target as usize).filter(|&t| t < insts.len());
-            if guarded { (t, next) } else { (t, None) }
+            if guarded { vec![t, next] } else { vec![t] }
         }
         Op::Exit | Op::Trap => {
             if guarded {
-                (next, None)
+                vec![next, None]
             } else {
-                (None, None)
+                vec![None]
             }
         }
-        _ => (next, None),
+        _ => vec![next],
     }
 }
 
@@ -65,21 +65,12 @@ pub fn reconvergence_points(insts: &[Inst]) -> Vec<u32> {
     let mut succ: Vec<Vec<usize>> = vec![Vec::new(); nb + 1];
     for b in 0..nb {
         let last = if b + 1 < nb { starts[b + 1] - 1 } else { n - 1 };
-        let (s1, s2) = successors(insts, last);
-        let mut any_exit = false;
-        // A guarded exit falls through and may also leave.
-        let guarded_exit =
-            matches!(insts[last].op, Op::Exit | Op::Trap) && insts[last].guard.reg != u32::MAX;
-        for s in [s1, s2] {
-            match s {
-                Some(pc) => succ[b].push(block_of[pc]),
-                None => any_exit = true,
+        for s in successors(insts, last) {
+            let node = s.map_or(exit, |pc| block_of[pc]);
+            if !succ[b].contains(&node) {
+                succ[b].push(node);
             }
         }
-        if any_exit || guarded_exit || succ[b].is_empty() {
-            succ[b].push(exit);
-        }
-        succ[b].dedup();
     }
     // Post-dominators: dominators of the reversed graph rooted at exit
     // (Cooper, Harvey & Kennedy's iterative algorithm).
@@ -155,4 +146,57 @@ pub fn reconvergence_points(insts: &[Inst]) -> Vec<u32> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{Inst, Op, PredSrc};
+
+    fn inst(op: Op, guarded: bool) -> Inst {
+        Inst {
+            op,
+            guard: if guarded {
+                PredSrc { reg: 0, neg: false }
+            } else {
+                PredSrc::TRUE
+            },
+            line: 0,
+        }
+    }
+
+    #[test]
+    fn if_else_and_loops_reconverge_at_the_join() {
+        // 0: @p bra 3; 1: nop; 2: bra 4; 3: nop; 4: nop; 5: @p bra 4; 6: exit
+        let insts = vec![
+            inst(
+                Op::Bra {
+                    target: 3,
+                    uni: false,
+                },
+                true,
+            ),
+            inst(Op::Nop, false),
+            inst(
+                Op::Bra {
+                    target: 4,
+                    uni: false,
+                },
+                false,
+            ),
+            inst(Op::Nop, false),
+            inst(Op::Nop, false),
+            inst(
+                Op::Bra {
+                    target: 4,
+                    uni: false,
+                },
+                true,
+            ),
+            inst(Op::Exit, false),
+        ];
+        let r = reconvergence_points(&insts);
+        assert_eq!(r[0], 4);
+        assert_eq!(r[5], 6);
+    }
 }

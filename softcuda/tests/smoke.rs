@@ -105,3 +105,39 @@ fn smoke_triangle_adv() {
         }
     }
 }
+
+#[test]
+fn smoke_counts() {
+    let m = module();
+    for n in [33usize, 64, 100] {
+        let p = bodies(n, 7);
+        let mut counts = vec![];
+        for sched in schedules() {
+            let mut dev = device();
+            let pos = upload(&mut dev, &to_bytes(&p));
+            let acc = upload(&mut dev, &vec![0u8; 16 * n]);
+            let block = 32u32;
+            let groups = (n as u32 - 2) / block + 1;
+            let grid = groups * (groups + 1) / 2;
+            let st = launch(
+                &mut dev,
+                &m,
+                "nbody_triangle_accel",
+                grid,
+                block,
+                2 * block * 16,
+                &[
+                    Arg::Ptr(pos),
+                    Arg::Ptr(acc),
+                    Arg::U32(n as u32),
+                    Arg::F32(1.0),
+                    Arg::F32(0.01),
+                ],
+                sched,
+            )
+            .unwrap();
+            counts.push(st.thread_instructions);
+        }
+        eprintln!("n={n} {counts:?}");
+    }
+}
