@@ -797,16 +797,22 @@ impl<'a> Parser<'a> {
             }
             return Ok(Operand::Addr(base, offset));
         }
-        if self.eat_punct('{') {
-            let mut items = Vec::new();
-            loop {
-                items.push(self.operand()?);
-                if self.eat_punct('}') {
-                    break;
+        // `{a, b}` vectors; `(a, b)` argument lists of `call`.
+        for (open, close) in [('{', '}'), ('(', ')')] {
+            if self.eat_punct(open) {
+                let mut items = Vec::new();
+                if self.eat_punct(close) {
+                    return Ok(Operand::Vector(items));
                 }
-                self.expect_punct(',')?;
+                loop {
+                    items.push(self.operand()?);
+                    if self.eat_punct(close) {
+                        break;
+                    }
+                    self.expect_punct(',')?;
+                }
+                return Ok(Operand::Vector(items));
             }
-            return Ok(Operand::Vector(items));
         }
         if self.eat_punct('!') {
             return Ok(Operand::Not(self.word()?.to_owned()));
