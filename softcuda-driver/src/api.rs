@@ -6,6 +6,16 @@
 //! function; the current context is per thread, as in CUDA. Raw pointers
 //! from the caller are checked for null; beyond that they are trusted as the
 //! real driver trusts them (each use carries a `SAFETY` note).
+//!
+//! # Safety
+//!
+//! The functions that take pointers are `unsafe`: callers must follow the
+//! CUDA Driver API's contract for each argument (out-pointers point to
+//! writable values of their type, host buffers hold the stated number of
+//! bytes, strings are NUL-terminated, `kernelParams` has one pointer per
+//! kernel parameter, `extra` is terminated by `CU_LAUNCH_PARAM_END`). These
+//! per-function contracts are CUDA's documentation, not repeated here.
+#![allow(clippy::missing_safety_doc)]
 
 use std::cell::RefCell;
 use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
@@ -179,7 +189,7 @@ pub extern "C" fn cuInit(flags: c_uint) -> CUresult {
 
 /// `cuDriverGetVersion`: 12.4.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuDriverGetVersion(version: *mut c_int) -> CUresult {
+pub unsafe extern "C" fn cuDriverGetVersion(version: *mut c_int) -> CUresult {
     match out(version, 12040) {
         Ok(()) => SUCCESS,
         Err(e) => e,
@@ -190,7 +200,7 @@ pub extern "C" fn cuDriverGetVersion(version: *mut c_int) -> CUresult {
 
 /// `cuDeviceGetCount`
 #[unsafe(no_mangle)]
-pub extern "C" fn cuDeviceGetCount(count: *mut c_int) -> CUresult {
+pub unsafe extern "C" fn cuDeviceGetCount(count: *mut c_int) -> CUresult {
     with("cuDeviceGetCount", |d| {
         out(count, d.config.devices as c_int)
     })
@@ -198,7 +208,7 @@ pub extern "C" fn cuDeviceGetCount(count: *mut c_int) -> CUresult {
 
 /// `cuDeviceGet`
 #[unsafe(no_mangle)]
-pub extern "C" fn cuDeviceGet(device: *mut CUdevice, ordinal: c_int) -> CUresult {
+pub unsafe extern "C" fn cuDeviceGet(device: *mut CUdevice, ordinal: c_int) -> CUresult {
     with("cuDeviceGet", |d| {
         check_device(d, ordinal)?;
         out(device, ordinal)
@@ -207,7 +217,7 @@ pub extern "C" fn cuDeviceGet(device: *mut CUdevice, ordinal: c_int) -> CUresult
 
 /// `cuDeviceGetName`
 #[unsafe(no_mangle)]
-pub extern "C" fn cuDeviceGetName(name: *mut c_char, len: c_int, dev: CUdevice) -> CUresult {
+pub unsafe extern "C" fn cuDeviceGetName(name: *mut c_char, len: c_int, dev: CUdevice) -> CUresult {
     with("cuDeviceGetName", |d| {
         check_device(d, dev)?;
         if name.is_null() || len <= 0 {
@@ -226,7 +236,7 @@ pub extern "C" fn cuDeviceGetName(name: *mut c_char, len: c_int, dev: CUdevice) 
 
 /// `cuDeviceTotalMem_v2`
 #[unsafe(no_mangle)]
-pub extern "C" fn cuDeviceTotalMem_v2(bytes: *mut usize, dev: CUdevice) -> CUresult {
+pub unsafe extern "C" fn cuDeviceTotalMem_v2(bytes: *mut usize, dev: CUdevice) -> CUresult {
     with("cuDeviceTotalMem_v2", |d| {
         check_device(d, dev)?;
         out(bytes, d.config.memory_bytes as usize)
@@ -235,7 +245,7 @@ pub extern "C" fn cuDeviceTotalMem_v2(bytes: *mut usize, dev: CUdevice) -> CUres
 
 /// `cuDeviceComputeCapability` (deprecated, still exported by libcuda).
 #[unsafe(no_mangle)]
-pub extern "C" fn cuDeviceComputeCapability(
+pub unsafe extern "C" fn cuDeviceComputeCapability(
     major: *mut c_int,
     minor: *mut c_int,
     dev: CUdevice,
@@ -249,7 +259,7 @@ pub extern "C" fn cuDeviceComputeCapability(
 
 /// `cuDeviceGetUuid`: a fixed UUID.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuDeviceGetUuid(uuid: *mut [u8; 16], dev: CUdevice) -> CUresult {
+pub unsafe extern "C" fn cuDeviceGetUuid(uuid: *mut [u8; 16], dev: CUdevice) -> CUresult {
     with("cuDeviceGetUuid", |d| {
         check_device(d, dev)?;
         out(uuid, *b"softcuda-device0")
@@ -315,7 +325,11 @@ fn attribute(arch: &Arch, config: &Config, attr: u32) -> Option<i32> {
 
 /// `cuDeviceGetAttribute`
 #[unsafe(no_mangle)]
-pub extern "C" fn cuDeviceGetAttribute(pi: *mut c_int, attrib: u32, dev: CUdevice) -> CUresult {
+pub unsafe extern "C" fn cuDeviceGetAttribute(
+    pi: *mut c_int,
+    attrib: u32,
+    dev: CUdevice,
+) -> CUresult {
     with("cuDeviceGetAttribute", |d| {
         check_device(d, dev)?;
         if attrib == 0 || attrib >= 120 {
@@ -338,7 +352,7 @@ pub extern "C" fn cuDeviceGetAttribute(pi: *mut c_int, attrib: u32, dev: CUdevic
 /// `cuDevicePrimaryCtxRetain`: the device's one primary context,
 /// reference-counted.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuDevicePrimaryCtxRetain(pctx: *mut Handle, dev: CUdevice) -> CUresult {
+pub unsafe extern "C" fn cuDevicePrimaryCtxRetain(pctx: *mut Handle, dev: CUdevice) -> CUresult {
     with("cuDevicePrimaryCtxRetain", |d| {
         check_device(d, dev)?;
         if pctx.is_null() {
@@ -404,7 +418,7 @@ pub extern "C" fn cuDevicePrimaryCtxSetFlags_v2(dev: CUdevice, flags: c_uint) ->
 
 /// `cuDevicePrimaryCtxGetState`
 #[unsafe(no_mangle)]
-pub extern "C" fn cuDevicePrimaryCtxGetState(
+pub unsafe extern "C" fn cuDevicePrimaryCtxGetState(
     dev: CUdevice,
     flags: *mut c_uint,
     active: *mut c_int,
@@ -418,7 +432,11 @@ pub extern "C" fn cuDevicePrimaryCtxGetState(
 
 /// `cuCtxCreate_v2`: a new context, pushed as current.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuCtxCreate_v2(pctx: *mut Handle, flags: c_uint, dev: CUdevice) -> CUresult {
+pub unsafe extern "C" fn cuCtxCreate_v2(
+    pctx: *mut Handle,
+    flags: c_uint,
+    dev: CUdevice,
+) -> CUresult {
     with("cuCtxCreate_v2", |d| {
         check_device(d, dev)?;
         if pctx.is_null() {
@@ -462,7 +480,7 @@ pub extern "C" fn cuCtxSetCurrent(ctx: Handle) -> CUresult {
 
 /// `cuCtxGetCurrent`
 #[unsafe(no_mangle)]
-pub extern "C" fn cuCtxGetCurrent(pctx: *mut Handle) -> CUresult {
+pub unsafe extern "C" fn cuCtxGetCurrent(pctx: *mut Handle) -> CUresult {
     with("cuCtxGetCurrent", |_| {
         out(
             pctx,
@@ -486,7 +504,7 @@ pub extern "C" fn cuCtxPushCurrent_v2(ctx: Handle) -> CUresult {
 
 /// `cuCtxPopCurrent_v2`
 #[unsafe(no_mangle)]
-pub extern "C" fn cuCtxPopCurrent_v2(pctx: *mut Handle) -> CUresult {
+pub unsafe extern "C" fn cuCtxPopCurrent_v2(pctx: *mut Handle) -> CUresult {
     with("cuCtxPopCurrent_v2", |_| {
         let popped = CONTEXTS
             .with(|s| s.borrow_mut().pop())
@@ -500,7 +518,7 @@ pub extern "C" fn cuCtxPopCurrent_v2(pctx: *mut Handle) -> CUresult {
 
 /// `cuCtxGetDevice`
 #[unsafe(no_mangle)]
-pub extern "C" fn cuCtxGetDevice(device: *mut CUdevice) -> CUresult {
+pub unsafe extern "C" fn cuCtxGetDevice(device: *mut CUdevice) -> CUresult {
     with("cuCtxGetDevice", |d| {
         let c = ctx_of(d)?;
         let dev = d.contexts[&c].device;
@@ -510,7 +528,7 @@ pub extern "C" fn cuCtxGetDevice(device: *mut CUdevice) -> CUresult {
 
 /// `cuCtxGetApiVersion`: 3020, as for every context since CUDA 3.2.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuCtxGetApiVersion(ctx: Handle, version: *mut c_uint) -> CUresult {
+pub unsafe extern "C" fn cuCtxGetApiVersion(ctx: Handle, version: *mut c_uint) -> CUresult {
     with("cuCtxGetApiVersion", |d| {
         let id = if ctx.is_null() {
             ctx_of(d)?
@@ -526,7 +544,7 @@ pub extern "C" fn cuCtxGetApiVersion(ctx: Handle, version: *mut c_uint) -> CUres
 
 /// `cuCtxGetFlags`
 #[unsafe(no_mangle)]
-pub extern "C" fn cuCtxGetFlags(flags: *mut c_uint) -> CUresult {
+pub unsafe extern "C" fn cuCtxGetFlags(flags: *mut c_uint) -> CUresult {
     with("cuCtxGetFlags", |d| {
         let c = ctx_of(d)?;
         let f = d.contexts[&c].flags;
@@ -545,7 +563,7 @@ pub extern "C" fn cuCtxSynchronize() -> CUresult {
 
 /// `cuCtxGetLimit`
 #[unsafe(no_mangle)]
-pub extern "C" fn cuCtxGetLimit(pvalue: *mut usize, limit: c_int) -> CUresult {
+pub unsafe extern "C" fn cuCtxGetLimit(pvalue: *mut usize, limit: c_int) -> CUresult {
     with("cuCtxGetLimit", |d| {
         let c = live_ctx(d)?;
         let v = d.limit(c, limit, None)?;
@@ -564,7 +582,7 @@ pub extern "C" fn cuCtxSetLimit(limit: c_int, value: usize) -> CUresult {
 
 /// `cuCtxGetCacheConfig`
 #[unsafe(no_mangle)]
-pub extern "C" fn cuCtxGetCacheConfig(pconfig: *mut c_int) -> CUresult {
+pub unsafe extern "C" fn cuCtxGetCacheConfig(pconfig: *mut c_int) -> CUresult {
     with("cuCtxGetCacheConfig", |d| {
         let c = live_ctx(d)?;
         let v = d.cache_config(c, None, false)?;
@@ -583,7 +601,7 @@ pub extern "C" fn cuCtxSetCacheConfig(config: c_int) -> CUresult {
 
 /// `cuCtxGetSharedMemConfig`
 #[unsafe(no_mangle)]
-pub extern "C" fn cuCtxGetSharedMemConfig(pconfig: *mut c_int) -> CUresult {
+pub unsafe extern "C" fn cuCtxGetSharedMemConfig(pconfig: *mut c_int) -> CUresult {
     with("cuCtxGetSharedMemConfig", |d| {
         let c = live_ctx(d)?;
         let v = d.cache_config(c, None, true)?;
@@ -602,7 +620,10 @@ pub extern "C" fn cuCtxSetSharedMemConfig(config: c_int) -> CUresult {
 
 /// `cuCtxGetStreamPriorityRange`: 0 (least) to -5 (greatest), as on Volta+.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuCtxGetStreamPriorityRange(least: *mut c_int, greatest: *mut c_int) -> CUresult {
+pub unsafe extern "C" fn cuCtxGetStreamPriorityRange(
+    least: *mut c_int,
+    greatest: *mut c_int,
+) -> CUresult {
     with("cuCtxGetStreamPriorityRange", |d| {
         live_ctx(d)?;
         if !least.is_null() {
@@ -644,7 +665,7 @@ fn load(d: &mut Driver, module: *mut Handle, bytes: &[u8]) -> R<()> {
 
 /// `cuModuleLoadData`: PTX text.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuModuleLoadData(module: *mut Handle, image: *const c_void) -> CUresult {
+pub unsafe extern "C" fn cuModuleLoadData(module: *mut Handle, image: *const c_void) -> CUresult {
     with("cuModuleLoadData", |d| {
         if image.is_null() {
             return Err(INVALID_VALUE);
@@ -657,7 +678,7 @@ pub extern "C" fn cuModuleLoadData(module: *mut Handle, image: *const c_void) ->
 
 /// `cuModuleLoadDataEx`: JIT options are accepted and ignored.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuModuleLoadDataEx(
+pub unsafe extern "C" fn cuModuleLoadDataEx(
     module: *mut Handle,
     image: *const c_void,
     num_options: c_uint,
@@ -678,7 +699,7 @@ pub extern "C" fn cuModuleLoadDataEx(
 
 /// `cuModuleLoad`: a PTX file.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuModuleLoad(module: *mut Handle, fname: *const c_char) -> CUresult {
+pub unsafe extern "C" fn cuModuleLoad(module: *mut Handle, fname: *const c_char) -> CUresult {
     with("cuModuleLoad", |d| {
         if fname.is_null() {
             return Err(INVALID_VALUE);
@@ -708,7 +729,7 @@ pub extern "C" fn cuModuleUnload(module: Handle) -> CUresult {
 
 /// `cuModuleGetFunction`
 #[unsafe(no_mangle)]
-pub extern "C" fn cuModuleGetFunction(
+pub unsafe extern "C" fn cuModuleGetFunction(
     hfunc: *mut Handle,
     module: Handle,
     name: *const c_char,
@@ -730,7 +751,11 @@ pub extern "C" fn cuModuleGetFunction(
 
 /// `cuFuncGetAttribute`
 #[unsafe(no_mangle)]
-pub extern "C" fn cuFuncGetAttribute(pi: *mut c_int, attrib: u32, hfunc: Handle) -> CUresult {
+pub unsafe extern "C" fn cuFuncGetAttribute(
+    pi: *mut c_int,
+    attrib: u32,
+    hfunc: Handle,
+) -> CUresult {
     with("cuFuncGetAttribute", |d| {
         let id = unhandle(hfunc, TAG_FUNCTION)?;
         let f = d.functions.get(&id).ok_or(INVALID_HANDLE)?;
@@ -824,7 +849,7 @@ pub extern "C" fn cuFuncSetSharedMemConfig(hfunc: Handle, _config: c_int) -> CUr
 /// `cuOccupancyMaxActiveBlocksPerMultiprocessor`: from threads, blocks and
 /// shared memory per SM (registers are not modelled).
 #[unsafe(no_mangle)]
-pub extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
+pub unsafe extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
     num_blocks: *mut c_int,
     hfunc: Handle,
     block_size: c_int,
@@ -846,11 +871,9 @@ pub extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
         let warps = (block_size as u32).div_ceil(32) * 32;
         let by_threads = arch.threads_per_sm / warps;
         let smem = k.static_shared as usize + dynamic_smem + if arch.major >= 8 { 1024 } else { 0 };
-        let by_smem = if smem == 0 {
-            u32::MAX
-        } else {
-            (arch.shared_per_sm as usize / smem) as u32
-        };
+        let by_smem = (arch.shared_per_sm as usize)
+            .checked_div(smem)
+            .map_or(u32::MAX, |b| b as u32);
         out(
             num_blocks,
             by_threads.min(by_smem).min(arch.blocks_per_sm) as c_int,
@@ -860,7 +883,7 @@ pub extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
 
 /// `cuOccupancyAvailableDynamicSMemPerBlock`
 #[unsafe(no_mangle)]
-pub extern "C" fn cuOccupancyAvailableDynamicSMemPerBlock(
+pub unsafe extern "C" fn cuOccupancyAvailableDynamicSMemPerBlock(
     dynamic: *mut usize,
     hfunc: Handle,
     num_blocks: c_int,
@@ -890,7 +913,7 @@ pub extern "C" fn cuOccupancyAvailableDynamicSMemPerBlock(
 
 /// `cuMemAlloc_v2` (fresh memory holds the poison pattern 0x7fbadbad).
 #[unsafe(no_mangle)]
-pub extern "C" fn cuMemAlloc_v2(dptr: *mut CUdeviceptr, bytesize: usize) -> CUresult {
+pub unsafe extern "C" fn cuMemAlloc_v2(dptr: *mut CUdeviceptr, bytesize: usize) -> CUresult {
     with("cuMemAlloc_v2", |d| {
         if dptr.is_null() || bytesize == 0 {
             return Err(INVALID_VALUE);
@@ -920,7 +943,7 @@ pub extern "C" fn cuMemFree_v2(dptr: CUdeviceptr) -> CUresult {
 
 /// `cuMemGetInfo_v2`
 #[unsafe(no_mangle)]
-pub extern "C" fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> CUresult {
+pub unsafe extern "C" fn cuMemGetInfo_v2(free: *mut usize, total: *mut usize) -> CUresult {
     with("cuMemGetInfo_v2", |d| {
         let c = live_ctx(d)?;
         let m = &d.ctx(c)?.dev.memory;
@@ -944,13 +967,13 @@ fn alloc_host(d: &mut Driver, pp: *mut *mut c_void, bytesize: usize) -> R<()> {
 /// `cuMemAllocHost_v2`: pinned host memory (asynchronous copies to and from
 /// it really are asynchronous here).
 #[unsafe(no_mangle)]
-pub extern "C" fn cuMemAllocHost_v2(pp: *mut *mut c_void, bytesize: usize) -> CUresult {
+pub unsafe extern "C" fn cuMemAllocHost_v2(pp: *mut *mut c_void, bytesize: usize) -> CUresult {
     with("cuMemAllocHost_v2", |d| alloc_host(d, pp, bytesize))
 }
 
 /// `cuMemHostAlloc` (flags ignored).
 #[unsafe(no_mangle)]
-pub extern "C" fn cuMemHostAlloc(
+pub unsafe extern "C" fn cuMemHostAlloc(
     pp: *mut *mut c_void,
     bytesize: usize,
     _flags: c_uint,
@@ -961,7 +984,7 @@ pub extern "C" fn cuMemHostAlloc(
 /// `cuMemFreeHost`: runs queued work first (it may still read or write the
 /// memory).
 #[unsafe(no_mangle)]
-pub extern "C" fn cuMemFreeHost(p: *mut c_void) -> CUresult {
+pub unsafe extern "C" fn cuMemFreeHost(p: *mut c_void) -> CUresult {
     with("cuMemFreeHost", |d| {
         if !d.pinned.contains_key(&(p as usize)) {
             return Err(INVALID_VALUE);
@@ -991,7 +1014,11 @@ unsafe fn host_slice<'a>(src: *const c_void, len: usize) -> R<&'a [u8]> {
 /// `cuMemcpyHtoD_v2`: from pageable memory the bytes are staged at the call
 /// and land when the legacy stream is forced.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuMemcpyHtoD_v2(dst: CUdeviceptr, src: *const c_void, len: usize) -> CUresult {
+pub unsafe extern "C" fn cuMemcpyHtoD_v2(
+    dst: CUdeviceptr,
+    src: *const c_void,
+    len: usize,
+) -> CUresult {
     with("cuMemcpyHtoD_v2", |d| {
         let c = live_ctx(d)?;
         // SAFETY: the API contract: `src` holds `len` readable bytes.
@@ -1002,7 +1029,7 @@ pub extern "C" fn cuMemcpyHtoD_v2(dst: CUdeviceptr, src: *const c_void, len: usi
 
 /// `cuMemcpyHtoDAsync_v2`
 #[unsafe(no_mangle)]
-pub extern "C" fn cuMemcpyHtoDAsync_v2(
+pub unsafe extern "C" fn cuMemcpyHtoDAsync_v2(
     dst: CUdeviceptr,
     src: *const c_void,
     len: usize,
@@ -1019,7 +1046,11 @@ pub extern "C" fn cuMemcpyHtoDAsync_v2(
 
 /// `cuMemcpyDtoH_v2`: forces the legacy stream up to the copy.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuMemcpyDtoH_v2(dst: *mut c_void, src: CUdeviceptr, len: usize) -> CUresult {
+pub unsafe extern "C" fn cuMemcpyDtoH_v2(
+    dst: *mut c_void,
+    src: CUdeviceptr,
+    len: usize,
+) -> CUresult {
     with("cuMemcpyDtoH_v2", |d| {
         let c = live_ctx(d)?;
         if len == 0 {
@@ -1036,7 +1067,7 @@ pub extern "C" fn cuMemcpyDtoH_v2(dst: *mut c_void, src: CUdeviceptr, len: usize
 
 /// `cuMemcpyDtoHAsync_v2`: asynchronous only into pinned memory.
 #[unsafe(no_mangle)]
-pub extern "C" fn cuMemcpyDtoHAsync_v2(
+pub unsafe extern "C" fn cuMemcpyDtoHAsync_v2(
     dst: *mut c_void,
     src: CUdeviceptr,
     len: usize,
@@ -1160,13 +1191,13 @@ fn create_stream(call: &str, ph: *mut Handle, flags: c_uint, priority: c_int) ->
 
 /// `cuStreamCreate`
 #[unsafe(no_mangle)]
-pub extern "C" fn cuStreamCreate(ph: *mut Handle, flags: c_uint) -> CUresult {
+pub unsafe extern "C" fn cuStreamCreate(ph: *mut Handle, flags: c_uint) -> CUresult {
     create_stream("cuStreamCreate", ph, flags, 0)
 }
 
 /// `cuStreamCreateWithPriority`
 #[unsafe(no_mangle)]
-pub extern "C" fn cuStreamCreateWithPriority(
+pub unsafe extern "C" fn cuStreamCreateWithPriority(
     ph: *mut Handle,
     flags: c_uint,
     priority: c_int,
@@ -1205,7 +1236,7 @@ pub extern "C" fn cuStreamQuery(stream: Handle) -> CUresult {
 
 /// `cuStreamGetFlags`
 #[unsafe(no_mangle)]
-pub extern "C" fn cuStreamGetFlags(stream: Handle, flags: *mut c_uint) -> CUresult {
+pub unsafe extern "C" fn cuStreamGetFlags(stream: Handle, flags: *mut c_uint) -> CUresult {
     with("cuStreamGetFlags", |d| {
         let c = ctx_of(d)?;
         match stream_of(d, c, stream)? {
@@ -1217,7 +1248,7 @@ pub extern "C" fn cuStreamGetFlags(stream: Handle, flags: *mut c_uint) -> CUresu
 
 /// `cuStreamGetPriority`
 #[unsafe(no_mangle)]
-pub extern "C" fn cuStreamGetPriority(stream: Handle, priority: *mut c_int) -> CUresult {
+pub unsafe extern "C" fn cuStreamGetPriority(stream: Handle, priority: *mut c_int) -> CUresult {
     with("cuStreamGetPriority", |d| {
         let c = ctx_of(d)?;
         match stream_of(d, c, stream)? {
@@ -1245,7 +1276,7 @@ pub extern "C" fn cuStreamWaitEvent(stream: Handle, event: Handle, flags: c_uint
 
 /// `cuEventCreate`
 #[unsafe(no_mangle)]
-pub extern "C" fn cuEventCreate(ph: *mut Handle, flags: c_uint) -> CUresult {
+pub unsafe extern "C" fn cuEventCreate(ph: *mut Handle, flags: c_uint) -> CUresult {
     with("cuEventCreate", |d| {
         if ph.is_null() {
             return Err(INVALID_VALUE);
@@ -1299,7 +1330,7 @@ pub extern "C" fn cuEventQuery(event: Handle) -> CUresult {
 
 /// `cuEventElapsedTime`: modelled milliseconds (see `arch::Arch::model_seconds`).
 #[unsafe(no_mangle)]
-pub extern "C" fn cuEventElapsedTime(ms: *mut f32, start: Handle, end: Handle) -> CUresult {
+pub unsafe extern "C" fn cuEventElapsedTime(ms: *mut f32, start: Handle, end: Handle) -> CUresult {
     with("cuEventElapsedTime", |d| {
         let s = unhandle(start, TAG_EVENT)?;
         let e = unhandle(end, TAG_EVENT)?;
@@ -1324,7 +1355,7 @@ const LAUNCH_PARAM_BUFFER_SIZE: usize = 2;
 /// parameter buffer passed through `extra` must match the list's size.
 #[unsafe(no_mangle)]
 #[allow(clippy::too_many_arguments)]
-pub extern "C" fn cuLaunchKernel(
+pub unsafe extern "C" fn cuLaunchKernel(
     f: Handle,
     grid_x: c_uint,
     grid_y: c_uint,
@@ -1428,7 +1459,7 @@ pub extern "C" fn cuLaunchKernel(
 
 /// `cuGetErrorName` (works before cuInit).
 #[unsafe(no_mangle)]
-pub extern "C" fn cuGetErrorName(error: CUresult, pstr: *mut *const c_char) -> CUresult {
+pub unsafe extern "C" fn cuGetErrorName(error: CUresult, pstr: *mut *const c_char) -> CUresult {
     match describe(error) {
         Some((n, _)) => out(pstr, n.as_ptr() as *const c_char)
             .err()
@@ -1442,7 +1473,7 @@ pub extern "C" fn cuGetErrorName(error: CUresult, pstr: *mut *const c_char) -> C
 
 /// `cuGetErrorString` (works before cuInit).
 #[unsafe(no_mangle)]
-pub extern "C" fn cuGetErrorString(error: CUresult, pstr: *mut *const c_char) -> CUresult {
+pub unsafe extern "C" fn cuGetErrorString(error: CUresult, pstr: *mut *const c_char) -> CUresult {
     match describe(error) {
         Some((_, s)) => out(pstr, s.as_ptr() as *const c_char)
             .err()
@@ -1510,6 +1541,7 @@ not_supported!(
     cuMemAdvise,
     cuMemAllocAsync,
     cuMemAllocManaged,
+    cuMemAllocPitch,
     cuMemAllocPitch_v2,
     cuMemFreeAsync,
     cuMemPrefetchAsync,

@@ -341,11 +341,11 @@ impl Driver {
                 }
             }
         }
-        if let StreamRef::Id(s) = stream {
-            if let Some(e) = self.streams.get_mut(&s) {
-                deps.extend(e.tail);
-                e.tail = Some(id);
-            }
+        if let StreamRef::Id(s) = stream
+            && let Some(e) = self.streams.get_mut(&s)
+        {
+            deps.extend(e.tail);
+            e.tail = Some(id);
         }
         let c = self.contexts.get_mut(&ctx).expect("checked");
         deps.retain(|d| c.pending.contains_key(d));
@@ -370,10 +370,10 @@ impl Driver {
         let mut need = BTreeSet::new();
         let mut stack = vec![op];
         while let Some(x) = stack.pop() {
-            if let Some(p) = c.pending.get(&x) {
-                if need.insert(x) {
-                    stack.extend(p.deps.iter().copied());
-                }
+            if let Some(p) = c.pending.get(&x)
+                && need.insert(x)
+            {
+                stack.extend(p.deps.iter().copied());
             }
         }
         // Dependencies always have smaller ids: ascending order is a valid
@@ -592,11 +592,11 @@ impl Driver {
             }
             Work::Record { event } => {
                 let now = c.clock;
-                if let Some(e) = self.events.get_mut(&event) {
-                    if e.op == Some(op) {
-                        e.op = None;
-                        e.time = Some(now);
-                    }
+                if let Some(e) = self.events.get_mut(&event)
+                    && e.op == Some(op)
+                {
+                    e.op = None;
+                    e.time = Some(now);
                 }
             }
             Work::Wait => {}
@@ -750,7 +750,7 @@ impl Driver {
         stream: Option<StreamRef>,
     ) -> R<()> {
         self.check_range(ctx, dst, count * pattern.len())?;
-        if dst % pattern.len() as u64 != 0 {
+        if !dst.is_multiple_of(pattern.len() as u64) {
             return Err(INVALID_VALUE);
         }
         let op = self.enqueue(
@@ -1202,6 +1202,27 @@ mod tests {
         let mut out = [0u8; 16];
         d.ctx(ctx).unwrap().dev.memory.read(q, &mut out).unwrap();
         assert_eq!(out, [9; 16]);
+    }
+
+    #[test]
+    fn the_stress_mode_makes_blocking_streams_non_blocking() {
+        let config = Config {
+            force_non_blocking: true,
+            log: crate::config::LogTarget::Off,
+            ..Config::default()
+        };
+        let mut d = Driver::new(config);
+        let ctx = d.create_context(0);
+        let p = d.ctx(ctx).unwrap().dev.memory.alloc(4).unwrap();
+        let q = d.ctx(ctx).unwrap().dev.memory.alloc(4).unwrap();
+        d.memset(ctx, p, &[7], 4, None).unwrap();
+        let s = d.create_stream(ctx, 0, 0).unwrap();
+        assert_eq!(d.streams[&s].flags, STREAM_NON_BLOCKING);
+        d.copy_dtod(ctx, q, p, 4, Some(StreamRef::Id(s))).unwrap();
+        d.stream_synchronize(ctx, StreamRef::Id(s)).unwrap();
+        let mut out = [0u8; 4];
+        d.ctx(ctx).unwrap().dev.memory.read(q, &mut out).unwrap();
+        assert_eq!(out, softcuda::memory::POISON);
     }
 
     #[test]

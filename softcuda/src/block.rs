@@ -289,8 +289,10 @@ fn release_barrier(
             match ls.st[l] {
                 Status::Barrier => {
                     any_barrier = Some(ls.pc[l]);
-                    if let Some(p) = warp_pc {
-                        if p != ls.pc[l] {
+                    if let Some(p) = warp_pc
+                        && p != ls.pc[l]
+                    {
+                        {
                             return sync_fault(
                                 format!(
                                     "threads of warp {} wait at different bar.sync instructions (lines {} and {})",
@@ -568,10 +570,10 @@ pub(crate) fn run_block(
         env.bepoch += 1;
         env.stats.barriers += 1;
         for s in states.iter_mut() {
-            if let Some(p) = s.at_barrier.take() {
-                if let Some(top) = s.stack.last_mut() {
-                    top.pc = p + 1;
-                }
+            if let Some(p) = s.at_barrier.take()
+                && let Some(top) = s.stack.last_mut()
+            {
+                top.pc = p + 1;
             }
         }
     }

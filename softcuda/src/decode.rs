@@ -260,15 +260,14 @@ impl Decoder<'_> {
             let digits = name.len() - name.bytes().rev().take_while(u8::is_ascii_digit).count();
             if digits < name.len() {
                 let (prefix, num) = name.split_at(digits);
-                if let Some(&(bank, first, count)) = scope.ranges.get(prefix) {
-                    if let Ok(k) = num.parse::<u32>() {
-                        if k < count {
-                            return Some(RegInfo {
-                                bank,
-                                index: first + k,
-                            });
-                        }
-                    }
+                if let Some(&(bank, first, count)) = scope.ranges.get(prefix)
+                    && let Ok(k) = num.parse::<u32>()
+                    && k < count
+                {
+                    return Some(RegInfo {
+                        bank,
+                        index: first + k,
+                    });
                 }
             }
         }

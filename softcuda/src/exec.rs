@@ -763,6 +763,7 @@ impl Env<'_> {
     }
 
     /// Race check of an access to `len` bytes at `loc` by `lane`.
+    #[allow(clippy::too_many_arguments)]
     fn check_race(
         &mut self,
         warp: &Warp,
@@ -794,8 +795,8 @@ impl Env<'_> {
         };
         let first = off / 4;
         let last = (off + len as usize - 1) / 4;
-        for w in first..=last {
-            if let Some(conflict) = cells[w].access(tag, stamp, kind, &self.layout) {
+        for (w, cell) in cells.iter_mut().enumerate().take(last + 1).skip(first) {
+            if let Some(conflict) = cell.access(tag, stamp, kind, &self.layout) {
                 let word_addr = addr - (off as u64 % 4) + ((w - first) as u64) * 4;
                 return self.fault(
                     FaultKind::Race {
@@ -1672,7 +1673,7 @@ fn exec_op(
             offset,
             sext: sx,
         } => {
-            for k in 0..n as usize {
+            for (k, &dk) in dst.iter().enumerate().take(n as usize) {
                 let o = offset as usize + k * size as usize;
                 let Some(bytes) = env.params.get(o..o + size as usize) else {
                     return env.fault(
@@ -1686,7 +1687,7 @@ fn exec_op(
                     );
                 };
                 let v = extend(read_le(bytes), size, sx);
-                match dst[k] {
+                match dk {
                     Dst::R32(r) => warp.put32(r, &[v as u32; 32], g),
                     Dst::R64(r) => warp.put64(r, &[v; 32], g),
                     Dst::Sink => {}

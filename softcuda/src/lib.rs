@@ -376,13 +376,13 @@ impl Device {
                 kernel.name, cfg.grid
             )));
         }
-        if let Some(max) = kernel.max_threads {
-            if threads > max as u64 {
-                return Err(invalid(format!(
-                    "{}: {threads} threads per block, .maxntid allows {max}",
-                    kernel.name
-                )));
-            }
+        if let Some(max) = kernel.max_threads
+            && threads > max as u64
+        {
+            return Err(invalid(format!(
+                "{}: {threads} threads per block, .maxntid allows {max}",
+                kernel.name
+            )));
         }
         let shared_total = kernel.dynamic_shared_offset as u64 + cfg.dynamic_shared as u64;
         if kernel.static_shared as u64 + cfg.dynamic_shared as u64 > opts.shared_limit as u64 {
@@ -395,10 +395,10 @@ impl Device {
         }
         self.launches += 1;
         let result = self.run(kernel, cfg, params, opts, shared_total as usize);
-        if let Err(e) = &result {
-            if e.code.sticky() {
-                self.sticky = Some(e.clone());
-            }
+        if let Err(e) = &result
+            && e.code.sticky()
+        {
+            self.sticky = Some(e.clone());
         }
         result
     }

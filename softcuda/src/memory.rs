@@ -131,10 +131,10 @@ impl GlobalMemory {
                     .checked_add(len)
                     .is_some_and(|e| e <= a.base + a.data.len() as u64)
         };
-        if let Some(a) = self.allocs.get(self.last) {
-            if hit(a) {
-                return Some(self.last);
-            }
+        if let Some(a) = self.allocs.get(self.last)
+            && hit(a)
+        {
+            return Some(self.last);
         }
         let i = match self.allocs.binary_search_by_key(&addr, |a| a.base) {
             Ok(i) => i,

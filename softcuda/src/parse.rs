@@ -839,13 +839,12 @@ impl<'a> Parser<'a> {
             return Ok(Operand::Pair(w.to_owned(), second.to_owned()));
         }
         // `sym+8` as a non-bracketed operand (mov of an address plus offset).
-        if self.is_punct('+') {
-            if let Some(Tok::Word(n)) = self.peek_at(1) {
-                if let Some(v) = parse_int(n) {
-                    self.pos += 2;
-                    return Ok(Operand::Addr(AddrBase::Symbol(w.to_owned()), v));
-                }
-            }
+        if self.is_punct('+')
+            && let Some(Tok::Word(n)) = self.peek_at(1)
+            && let Some(v) = parse_int(n)
+        {
+            self.pos += 2;
+            return Ok(Operand::Addr(AddrBase::Symbol(w.to_owned()), v));
         }
         Ok(Operand::Name(w.to_owned()))
     }
@@ -874,15 +873,15 @@ fn parse_imm(w: &str) -> Option<Imm> {
     if !w.as_bytes()[0].is_ascii_digit() {
         return None;
     }
-    if let Some(h) = w.strip_prefix("0f").or_else(|| w.strip_prefix("0F")) {
-        if h.len() == 8 {
-            return u32::from_str_radix(h, 16).ok().map(Imm::F32);
-        }
+    if let Some(h) = w.strip_prefix("0f").or_else(|| w.strip_prefix("0F"))
+        && h.len() == 8
+    {
+        return u32::from_str_radix(h, 16).ok().map(Imm::F32);
     }
-    if let Some(h) = w.strip_prefix("0d").or_else(|| w.strip_prefix("0D")) {
-        if h.len() == 16 {
-            return u64::from_str_radix(h, 16).ok().map(Imm::F64);
-        }
+    if let Some(h) = w.strip_prefix("0d").or_else(|| w.strip_prefix("0D"))
+        && h.len() == 16
+    {
+        return u64::from_str_radix(h, 16).ok().map(Imm::F64);
     }
     if let Some(v) = parse_int(w) {
         return Some(Imm::Int(v));

@@ -6,6 +6,8 @@
 //! swapped arguments, warp-synchronous assumptions, barrier misuse and
 //! infinite loops.
 
+#![allow(clippy::needless_range_loop, clippy::too_many_arguments)] // component loops read best indexed
+
 mod common;
 
 use common::*;
@@ -402,13 +404,14 @@ fn parameter_list_mismatches_are_invalid_values_naming_the_entry() {
 }
 
 /// The tiled force kernel with its five arguments in the given order.
-fn tiled_with(
-    order: [usize; 5],
-) -> (
+/// What `tiled_with` returns: the launch result, the bodies, the accelerations.
+type Outcome = (
     Result<softcuda::Stats, softcuda::LaunchError>,
     Vec<[f32; 4]>,
     Vec<[f32; 4]>,
-) {
+);
+
+fn tiled_with(order: [usize; 5]) -> Outcome {
     let m = module();
     let n = 100usize;
     let p = bodies(n, 9);

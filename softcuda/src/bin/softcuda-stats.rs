@@ -132,9 +132,7 @@ fn run(m: &Module, a: &Args, name: &str) -> Result<Run, String> {
             ]
         })
         .collect();
-    let vel: Vec<f32> = (0..4 * n)
-        .map(|i| if i % 4 == 3 { 0.0 } else { 0.0 })
-        .collect();
+    let vel: Vec<f32> = vec![0.0; 4 * n as usize];
     let mut alloc = |data: &[u8]| -> Result<u64, String> {
         let p = dev
             .memory

@@ -120,6 +120,7 @@ pub fn download(dev: &mut Device, p: u64, len: usize) -> Vec<u8> {
 }
 
 /// Launches `name` with `args` (checked against the entry's parameters).
+#[allow(clippy::too_many_arguments)]
 pub fn launch(
     dev: &mut Device,
     m: &Module,
