@@ -1,6 +1,6 @@
 //! Executing instructions for a group of lanes of one warp.
 //!
-//! [`run`] executes straight-line code for a fixed set of lanes (a warp's
+//! `run` executes straight-line code for a fixed set of lanes (a warp's
 //! active mask in lockstep, or a single thread under the adversarial
 //! schedule) and returns to its scheduler at everything that needs one:
 //! a divergent branch, a barrier, a warp collective it cannot complete

@@ -17,7 +17,7 @@
 //! | [`parse`] | the PTX lexer and parser |
 //! | [`decode`] | syntax tree to [`Kernel`]: registers, labels, params, opcodes |
 //! | [`ir`] | the decoded instruction set |
-//! | [`cfg`] | basic blocks, post-dominators (reconvergence points) |
+//! | [`cfg`](mod@cfg) | basic blocks, post-dominators (reconvergence points) |
 //! | [`exec`] | instruction semantics for a group of lanes |
 //! | [`block`] | the deterministic and adversarial block schedules |
 //! | [`memory`] | global memory, address windows |
