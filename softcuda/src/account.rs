@@ -93,60 +93,73 @@ impl Stats {
 /// Shared-memory wavefronts of one warp-level request: `accesses` holds
 /// `(lane, byte offset)` of the active lanes, each accessing `bytes` bytes.
 pub fn shared_wavefronts(accesses: &[(u32, u64)], bytes: u32) -> u64 {
-    if accesses.is_empty() {
+    let Some(&(_, first)) = accesses.first() else {
         return 0;
+    };
+    // Every lane on the same bytes: one wavefront (a broadcast).
+    if accesses.iter().all(|&(_, o)| o == first) {
+        return 1;
     }
     let lanes_per_phase = match bytes {
         0..=4 => 32,
         5..=8 => 16,
         _ => 8,
     };
-    let words_per_access = bytes.div_ceil(4).max(1) as u64;
-    // Words already delivered by an earlier phase (broadcast), at most 128.
-    let mut delivered: Vec<u64> = Vec::with_capacity(128);
-    let mut total = 0u64;
-    for phase in 0..32 / lanes_per_phase {
-        let lo = phase * lanes_per_phase;
-        let hi = lo + lanes_per_phase;
-        let mut words: Vec<u64> = Vec::with_capacity(128);
-        for &(lane, off) in accesses {
-            if lane >= lo && lane < hi {
-                let first = off / 4;
-                for w in first..first + words_per_access {
-                    if !delivered.contains(&w) {
-                        words.push(w);
-                    }
-                }
-            }
+    let words_per_access = bytes.div_ceil(4).clamp(1, 4) as u64;
+    // (word, phase) of every word a lane touches: at most 32 x 4.
+    let mut items = [(0u64, 0u32); 128];
+    let mut n = 0;
+    for &(lane, off) in accesses {
+        let first = off / 4;
+        for w in first..first + words_per_access {
+            items[n] = (w, lane / lanes_per_phase);
+            n += 1;
         }
-        if words.is_empty() {
-            continue;
-        }
-        words.sort_unstable();
-        words.dedup();
-        let mut per_bank = [0u32; 32];
-        for &w in &words {
-            per_bank[(w % 32) as usize] += 1;
-        }
-        total += u64::from(*per_bank.iter().max().expect("32 banks"));
-        delivered.extend_from_slice(&words);
     }
+    let items = &mut items[..n];
+    items.sort_unstable();
+    // A word costs a bank access in the first phase that wants it; later
+    // phases get it for free (broadcast).
+    let mut per_bank = [[0u32; 32]; 4];
+    let mut prev = None;
+    for &(w, phase) in items.iter() {
+        if prev != Some(w) {
+            per_bank[phase as usize][(w % 32) as usize] += 1;
+            prev = Some(w);
+        }
+    }
+    let total: u64 = per_bank
+        .iter()
+        .map(|banks| u64::from(*banks.iter().max().expect("32 banks")))
+        .sum();
     total.max(1)
 }
 
-/// Distinct 32-byte sectors touched by `accesses` (addresses) of `bytes` each.
+/// Distinct 32-byte sectors touched by `addrs` (one per lane), each access
+/// `bytes` long.
 pub fn global_sectors(addrs: &[u64], bytes: u32) -> u64 {
-    let mut sectors: Vec<u64> = Vec::with_capacity(addrs.len() * 2);
+    let span = |a: u64| (a / 32, (a + u64::from(bytes.max(1)) - 1) / 32);
+    let Some(&a0) = addrs.first() else {
+        return 0;
+    };
+    if addrs.iter().all(|&a| a == a0) {
+        let (f, l) = span(a0);
+        return l - f + 1;
+    }
+    let mut sectors = [0u64; 32 * 4];
+    let mut n = 0;
     for &a in addrs {
-        let first = a / 32;
-        let last = (a + u64::from(bytes.max(1)) - 1) / 32;
-        for s in first..=last {
-            sectors.push(s);
+        let (f, l) = span(a);
+        for s in f..=l {
+            if n < sectors.len() {
+                sectors[n] = s;
+                n += 1;
+            }
         }
     }
+    let sectors = &mut sectors[..n];
     sectors.sort_unstable();
-    sectors.dedup();
-    sectors.len() as u64
+    1 + sectors.windows(2).filter(|w| w[0] != w[1]).count() as u64
 }
 
 #[cfg(test)]
