@@ -1274,10 +1274,24 @@ pub(crate) fn run(
                     Some(warp.thread[g.trailing_zeros() as usize]),
                 );
             }
-            Op::BarSync { .. } => {
+            Op::BarSync { count } => {
                 if g == 0 {
                     pc += 1;
                     continue;
+                }
+                if let Some(count) = count {
+                    let want = c.ntid[0] * c.ntid[1] * c.ntid[2];
+                    let lane = g.trailing_zeros() as usize;
+                    let n = warp.get32(*count, &c)[lane];
+                    if n != want.div_ceil(32) * 32 && n != want {
+                        return env.fault(
+                            FaultKind::Sync(format!(
+                                "bar.sync with a thread count of {n} (the block has {want}): partial barriers are not supported"
+                            )),
+                            pc,
+                            None,
+                        );
+                    }
                 }
                 if g != mask {
                     return env.fault(
