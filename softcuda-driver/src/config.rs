@@ -1,0 +1,230 @@
+//! The device the driver pretends to be, from `SOFTCUDA_*` environment
+//! variables read once at `cuInit` (see the crate documentation).
+
+use softcuda::{Arch, RaceCheck, Schedule, arch};
+
+/// When queued work runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ordering {
+    /// The most hostile order CUDA allows: queued work runs only when
+    /// something forces it (see [`crate::state`]).
+    Hostile,
+    /// Everything runs at once, in call order (a well-behaved, fully
+    /// synchronous device, to compare against).
+    Eager,
+}
+
+/// Where log lines go.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LogTarget {
+    /// Only errors and notices, to stderr (the default).
+    Notices,
+    /// Every call, to stderr.
+    Stderr,
+    /// Every call, appended to a file.
+    File(String),
+    /// Nothing.
+    Off,
+}
+
+/// The driver's configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// `SOFTCUDA_ARCH`: the modelled device (default sm_90).
+    pub arch: Arch,
+    /// `SOFTCUDA_SCHEDULE` and `SOFTCUDA_SEED`.
+    pub schedule: Schedule,
+    /// `SOFTCUDA_MEMORY_BYTES` (default: the modelled card's memory).
+    pub memory_bytes: u64,
+    /// `SOFTCUDA_SHARED_BYTES`: shared memory a block may use with the
+    /// opt-in (default: the architecture's).
+    pub shared_optin: u32,
+    /// `SOFTCUDA_DEVICES`: 0 or 1 (default 1).
+    pub devices: u32,
+    /// `SOFTCUDA_LOG`.
+    pub log: LogTarget,
+    /// `SOFTCUDA_STATS`: a file for per-launch JSON lines.
+    pub stats: Option<String>,
+    /// `SOFTCUDA_RACES`: off, shared or all (default all).
+    pub races: RaceCheck,
+    /// `SOFTCUDA_ORDERING`: hostile (default) or eager.
+    pub ordering: Ordering,
+    /// `SOFTCUDA_MAX_INSTRUCTIONS`: warp-instructions per launch before it
+    /// fails with CUDA_ERROR_LAUNCH_TIMEOUT (default 2^40).
+    pub max_instructions: u64,
+    /// `SOFTCUDA_STREAMS=non-blocking`: every created stream behaves as
+    /// `CU_STREAM_NON_BLOCKING`, whatever its flags. Not CUDA's semantics: a
+    /// stress mode, because cust 0.3.2's `Stream::new` silently drops
+    /// `StreamFlags::NON_BLOCKING` (Rust-GPU/Rust-CUDA#15), so a program that
+    /// asks for a non-blocking stream gets a blocking one; this shows what
+    /// it would do with the stream it asked for.
+    pub force_non_blocking: bool,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            arch: arch::SM90,
+            schedule: Schedule::Deterministic,
+            memory_bytes: arch::SM90.memory_bytes,
+            shared_optin: arch::SM90.shared_optin,
+            devices: 1,
+            log: LogTarget::Notices,
+            stats: None,
+            races: RaceCheck::All,
+            ordering: Ordering::Hostile,
+            max_instructions: 1 << 40,
+            force_non_blocking: false,
+        }
+    }
+}
+
+/// Parses `123`, `64k`, `512M`, `16G` (binary multiples).
+pub fn parse_bytes(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (digits, mult) = match s.chars().last()? {
+        'k' | 'K' => (&s[..s.len() - 1], 1u64 << 10),
+        'm' | 'M' => (&s[..s.len() - 1], 1 << 20),
+        'g' | 'G' => (&s[..s.len() - 1], 1 << 30),
+        _ => (s, 1),
+    };
+    digits.trim().parse::<u64>().ok()?.checked_mul(mult)
+}
+
+impl Config {
+    /// Reads the configuration from `var` (the environment, or a test's map).
+    /// Unknown values are errors, so a typo never silently picks a default.
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Config, String> {
+        let mut c = Config::default();
+        if let Some(a) = var("SOFTCUDA_ARCH") {
+            c.arch =
+                Arch::by_name(&a).ok_or(format!("SOFTCUDA_ARCH={a}: use sm_70, sm_80 or sm_90"))?;
+        }
+        c.memory_bytes = c.arch.memory_bytes;
+        c.shared_optin = c.arch.shared_optin;
+        let seed = match var("SOFTCUDA_SEED") {
+            Some(s) => s
+                .parse::<u64>()
+                .map_err(|_| format!("SOFTCUDA_SEED={s}: not an unsigned integer"))?,
+            None => 0,
+        };
+        if let Some(s) = var("SOFTCUDA_SCHEDULE") {
+            c.schedule = match s.as_str() {
+                "deterministic" => Schedule::Deterministic,
+                "adversarial" => Schedule::Adversarial { seed },
+                _ => {
+                    return Err(format!(
+                        "SOFTCUDA_SCHEDULE={s}: use deterministic or adversarial"
+                    ));
+                }
+            };
+        }
+        if let Some(s) = var("SOFTCUDA_MEMORY_BYTES") {
+            c.memory_bytes =
+                parse_bytes(&s).ok_or(format!("SOFTCUDA_MEMORY_BYTES={s}: not a size"))?;
+        }
+        if let Some(s) = var("SOFTCUDA_SHARED_BYTES") {
+            let v = parse_bytes(&s).ok_or(format!("SOFTCUDA_SHARED_BYTES={s}: not a size"))?;
+            c.shared_optin =
+                u32::try_from(v).map_err(|_| format!("SOFTCUDA_SHARED_BYTES={s}: too large"))?;
+        }
+        if let Some(s) = var("SOFTCUDA_DEVICES") {
+            c.devices = match s.as_str() {
+                "0" => 0,
+                "1" => 1,
+                _ => return Err(format!("SOFTCUDA_DEVICES={s}: use 0 or 1")),
+            };
+        }
+        if let Some(s) = var("SOFTCUDA_LOG") {
+            c.log = match s.as_str() {
+                "" | "notices" => LogTarget::Notices,
+                "stderr" => LogTarget::Stderr,
+                "off" => LogTarget::Off,
+                path => LogTarget::File(path.to_owned()),
+            };
+        }
+        c.stats = var("SOFTCUDA_STATS").filter(|s| !s.is_empty());
+        if let Some(s) = var("SOFTCUDA_RACES") {
+            c.races = match s.as_str() {
+                "off" => RaceCheck::Off,
+                "shared" => RaceCheck::Shared,
+                "all" => RaceCheck::All,
+                _ => return Err(format!("SOFTCUDA_RACES={s}: use off, shared or all")),
+            };
+        }
+        if let Some(s) = var("SOFTCUDA_ORDERING") {
+            c.ordering = match s.as_str() {
+                "hostile" => Ordering::Hostile,
+                "eager" => Ordering::Eager,
+                _ => return Err(format!("SOFTCUDA_ORDERING={s}: use hostile or eager")),
+            };
+        }
+        if let Some(s) = var("SOFTCUDA_STREAMS") {
+            c.force_non_blocking = match s.as_str() {
+                "as-created" => false,
+                "non-blocking" => true,
+                _ => {
+                    return Err(format!(
+                        "SOFTCUDA_STREAMS={s}: use as-created or non-blocking"
+                    ));
+                }
+            };
+        }
+        if let Some(s) = var("SOFTCUDA_MAX_INSTRUCTIONS") {
+            c.max_instructions = s
+                .parse()
+                .map_err(|_| format!("SOFTCUDA_MAX_INSTRUCTIONS={s}: not an unsigned integer"))?;
+        }
+        Ok(c)
+    }
+
+    /// The configuration of this process's environment.
+    pub fn from_env() -> Result<Config, String> {
+        Config::from_vars(|k| std::env::var(k).ok())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_every_variable_and_rejects_typos() {
+        let vars = [
+            ("SOFTCUDA_ARCH", "sm_70"),
+            ("SOFTCUDA_SCHEDULE", "adversarial"),
+            ("SOFTCUDA_SEED", "7"),
+            ("SOFTCUDA_MEMORY_BYTES", "64M"),
+            ("SOFTCUDA_SHARED_BYTES", "16k"),
+            ("SOFTCUDA_DEVICES", "0"),
+            ("SOFTCUDA_LOG", "/tmp/x.log"),
+            ("SOFTCUDA_STATS", "/tmp/s.jsonl"),
+            ("SOFTCUDA_RACES", "shared"),
+            ("SOFTCUDA_ORDERING", "eager"),
+            ("SOFTCUDA_STREAMS", "non-blocking"),
+        ];
+        let get = |k: &str| {
+            vars.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        };
+        let c = Config::from_vars(get).unwrap();
+        assert_eq!(c.arch, arch::SM70);
+        assert_eq!(c.schedule, Schedule::Adversarial { seed: 7 });
+        assert_eq!(c.memory_bytes, 64 << 20);
+        assert_eq!(c.shared_optin, 16 << 10);
+        assert_eq!(c.devices, 0);
+        assert_eq!(c.log, LogTarget::File("/tmp/x.log".into()));
+        assert_eq!(c.stats.as_deref(), Some("/tmp/s.jsonl"));
+        assert_eq!(c.races, RaceCheck::Shared);
+        assert_eq!(c.ordering, Ordering::Eager);
+        assert!(c.force_non_blocking);
+        let d = Config::from_vars(|_| None).unwrap();
+        assert_eq!(d, Config::default());
+        assert!(Config::from_vars(|k| (k == "SOFTCUDA_ARCH").then(|| "sm_75".into())).is_err());
+        assert!(
+            Config::from_vars(|k| (k == "SOFTCUDA_SCHEDULE").then(|| "random".into())).is_err()
+        );
+        assert!(Config::from_vars(|k| (k == "SOFTCUDA_DEVICES").then(|| "2".into())).is_err());
+    }
+}

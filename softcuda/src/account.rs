@@ -1,0 +1,204 @@
+//! Per-launch accounting: what a kernel costs on a GPU, counted as the
+//! interpreter executes it warp by warp.
+//!
+//! - instructions: warp-level (issue slots: one per warp per instruction,
+//!   whatever the active mask) and thread-level (summed active lanes);
+//! - shared memory: for every warp-level request, the wavefronts the shared
+//!   pipeline needs, with 32 banks of 4 bytes: accesses of 4 bytes or less
+//!   form one phase of 32 lanes, 8-byte accesses two half-warp phases, and
+//!   16-byte accesses four quarter-warp phases; a phase costs the largest
+//!   number of distinct words any bank must deliver, and words already
+//!   delivered to an earlier phase of the request are free (broadcast);
+//! - global memory: for every warp-level request, the distinct 32-byte
+//!   sectors its lanes touch (coalescing).
+//!
+//! On an SM, four schedulers issue one warp-instruction each per clock and
+//! the shared pipeline delivers one wavefront per clock, so a kernel's
+//! throughput is bounded by both `warp_instructions / 4` and
+//! `shared_wavefronts`. These counts are exact for the deterministic
+//! schedule, where warps execute in lockstep; under the adversarial schedule
+//! threads run alone and every request is a one-lane request.
+
+use std::fmt::Write;
+
+/// Counters of one launch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Warp-level instructions issued (issue slots).
+    pub warp_instructions: u64,
+    /// Thread-level instructions (active lanes summed).
+    pub thread_instructions: u64,
+    /// Warp-level shared-memory requests (loads, stores, atomics).
+    pub shared_requests: u64,
+    /// Shared-memory wavefronts of those requests.
+    pub shared_wavefronts: u64,
+    /// Warp-level global-memory loads and stores.
+    pub global_requests: u64,
+    /// 32-byte sectors those requests touch.
+    pub global_sectors: u64,
+    /// Warp-level global atomics and reductions.
+    pub global_atomic_requests: u64,
+    /// Sectors the atomics touch.
+    pub global_atomic_sectors: u64,
+    /// Block barriers completed (`bar.sync`), summed over blocks.
+    pub barriers: u64,
+    /// Warp barriers completed (`bar.warp.sync`), summed over warps.
+    pub warp_barriers: u64,
+    /// Branches at which a warp diverged.
+    pub divergent_branches: u64,
+    /// Blocks run.
+    pub blocks: u64,
+}
+
+impl Stats {
+    /// Adds `o` to `self`.
+    pub fn add(&mut self, o: &Stats) {
+        self.warp_instructions += o.warp_instructions;
+        self.thread_instructions += o.thread_instructions;
+        self.shared_requests += o.shared_requests;
+        self.shared_wavefronts += o.shared_wavefronts;
+        self.global_requests += o.global_requests;
+        self.global_sectors += o.global_sectors;
+        self.global_atomic_requests += o.global_atomic_requests;
+        self.global_atomic_sectors += o.global_atomic_sectors;
+        self.barriers += o.barriers;
+        self.warp_barriers += o.warp_barriers;
+        self.divergent_branches += o.divergent_branches;
+        self.blocks += o.blocks;
+    }
+
+    /// The counters as JSON object members (no braces), for log lines.
+    pub fn json_fields(&self) -> String {
+        let mut s = String::new();
+        let _ = write!(
+            s,
+            "\"warp_instructions\":{},\"thread_instructions\":{},\"shared_requests\":{},\"shared_wavefronts\":{},\"global_requests\":{},\"global_sectors\":{},\"global_atomic_requests\":{},\"global_atomic_sectors\":{},\"barriers\":{},\"warp_barriers\":{},\"divergent_branches\":{},\"blocks\":{}",
+            self.warp_instructions,
+            self.thread_instructions,
+            self.shared_requests,
+            self.shared_wavefronts,
+            self.global_requests,
+            self.global_sectors,
+            self.global_atomic_requests,
+            self.global_atomic_sectors,
+            self.barriers,
+            self.warp_barriers,
+            self.divergent_branches,
+            self.blocks
+        );
+        s
+    }
+}
+
+/// Shared-memory wavefronts of one warp-level request: `accesses` holds
+/// `(lane, byte offset)` of the active lanes, each accessing `bytes` bytes.
+pub fn shared_wavefronts(accesses: &[(u32, u64)], bytes: u32) -> u64 {
+    let Some(&(_, first)) = accesses.first() else {
+        return 0;
+    };
+    // Every lane on the same bytes: one wavefront (a broadcast).
+    if accesses.iter().all(|&(_, o)| o == first) {
+        return 1;
+    }
+    let lanes_per_phase = match bytes {
+        0..=4 => 32,
+        5..=8 => 16,
+        _ => 8,
+    };
+    let words_per_access = bytes.div_ceil(4).clamp(1, 4) as u64;
+    // (word, phase) of every word a lane touches: at most 32 x 4.
+    let mut items = [(0u64, 0u32); 128];
+    let mut n = 0;
+    for &(lane, off) in accesses {
+        let first = off / 4;
+        for w in first..first + words_per_access {
+            items[n] = (w, lane / lanes_per_phase);
+            n += 1;
+        }
+    }
+    let items = &mut items[..n];
+    items.sort_unstable();
+    // A word costs a bank access in the first phase that wants it; later
+    // phases get it for free (broadcast).
+    let mut per_bank = [[0u32; 32]; 4];
+    let mut prev = None;
+    for &(w, phase) in items.iter() {
+        if prev != Some(w) {
+            per_bank[phase as usize][(w % 32) as usize] += 1;
+            prev = Some(w);
+        }
+    }
+    let total: u64 = per_bank
+        .iter()
+        .map(|banks| u64::from(*banks.iter().max().expect("32 banks")))
+        .sum();
+    total.max(1)
+}
+
+/// Distinct 32-byte sectors touched by `addrs` (one per lane), each access
+/// `bytes` long.
+pub fn global_sectors(addrs: &[u64], bytes: u32) -> u64 {
+    let span = |a: u64| (a / 32, (a + u64::from(bytes.max(1)) - 1) / 32);
+    let Some(&a0) = addrs.first() else {
+        return 0;
+    };
+    if addrs.iter().all(|&a| a == a0) {
+        let (f, l) = span(a0);
+        return l - f + 1;
+    }
+    let mut sectors = [0u64; 32 * 4];
+    let mut n = 0;
+    for &a in addrs {
+        let (f, l) = span(a);
+        for s in f..=l {
+            if n < sectors.len() {
+                sectors[n] = s;
+                n += 1;
+            }
+        }
+    }
+    let sectors = &mut sectors[..n];
+    sectors.sort_unstable();
+    1 + sectors.windows(2).filter(|w| w[0] != w[1]).count() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lanes(f: impl Fn(u32) -> u64) -> Vec<(u32, u64)> {
+        (0..32).map(|l| (l, f(l))).collect()
+    }
+
+    #[test]
+    fn shared_wavefronts_follow_banks_phases_and_broadcasts() {
+        // 32-bit: consecutive words, one wavefront; stride 2 words, two-way
+        // conflict; stride 32 words, 32-way; all the same word, broadcast.
+        assert_eq!(shared_wavefronts(&lanes(|l| 4 * l as u64), 4), 1);
+        assert_eq!(shared_wavefronts(&lanes(|l| 8 * l as u64), 4), 2);
+        assert_eq!(shared_wavefronts(&lanes(|l| 128 * l as u64), 4), 32);
+        assert_eq!(shared_wavefronts(&lanes(|_| 64), 4), 1);
+        // 64-bit consecutive: two half-warp phases of 128 bytes.
+        assert_eq!(shared_wavefronts(&lanes(|l| 8 * l as u64), 8), 2);
+        // 128-bit consecutive: four quarter-warp phases.
+        assert_eq!(shared_wavefronts(&lanes(|l| 16 * l as u64), 16), 4);
+        // 128-bit, every lane the same body (the tiled kernel): one.
+        assert_eq!(shared_wavefronts(&lanes(|_| 256), 16), 1);
+        // 128-bit with stride 32 bytes: each quarter covers 256 bytes, 2 per bank.
+        assert_eq!(shared_wavefronts(&lanes(|l| 32 * l as u64), 16), 8);
+        // A single lane.
+        assert_eq!(shared_wavefronts(&[(3, 16)], 16), 1);
+    }
+
+    #[test]
+    fn global_sectors_count_coalescing() {
+        let consecutive: Vec<u64> = (0..32).map(|l| 4096 + 4 * l).collect();
+        assert_eq!(global_sectors(&consecutive, 4), 4);
+        let v4: Vec<u64> = (0..32).map(|l| 4096 + 16 * l).collect();
+        assert_eq!(global_sectors(&v4, 16), 16);
+        assert_eq!(global_sectors(&[4096; 32], 16), 1);
+        let strided: Vec<u64> = (0..32).map(|l| 4096 + 64 * l).collect();
+        assert_eq!(global_sectors(&strided, 4), 32);
+        assert_eq!(global_sectors(&[4100], 32), 2);
+    }
+}

@@ -1,0 +1,607 @@
+//! Deliberately broken kernels and launches, and the checks that catch
+//! them: a `bar.sync` deleted from the shipped PTX (a race naming the
+//! kernel, threads, lines and address), out-of-bounds and misaligned
+//! accesses (CUDA_ERROR_ILLEGAL_ADDRESS / MISALIGNED_ADDRESS, sticky), an
+//! unknown instruction (named with its line), parameter-list mismatches,
+//! swapped arguments, warp-synchronous assumptions, barrier misuse and
+//! infinite loops.
+
+#![allow(clippy::needless_range_loop, clippy::too_many_arguments)] // component loops read best indexed
+
+mod common;
+
+use common::*;
+use softcuda::{
+    Device, ErrorCode, LaunchConfig, LaunchOptions, Module, ModuleError, RaceCheck, Schedule, arch,
+};
+
+/// Runs the force kernel `name` (one of the shipped ones) at N = 300, where
+/// the triangle kernel has interior blocks for blocks of 64 and 128.
+fn run_force(
+    m: &Module,
+    name: &str,
+    block: u32,
+    schedule: Schedule,
+) -> Result<(), softcuda::LaunchError> {
+    let n = 300usize;
+    let p = bodies(n, 3);
+    let v = velocities(n, 4);
+    let mut dev = device();
+    let pos = upload(&mut dev, &to_bytes(&p));
+    let out = upload(&mut dev, &vec![0u8; 16 * n]);
+    let vel = upload(&mut dev, &to_bytes(&v));
+    let acc = upload(&mut dev, &vec![0u8; 16 * n]);
+    let nn = n as u32;
+    let (grid, shared, args) = match name {
+        "nbody_tiled_accel" => (
+            nn.div_ceil(2 * block),
+            16 * block,
+            vec![
+                Arg::Ptr(pos),
+                Arg::Ptr(acc),
+                Arg::U32(nn),
+                Arg::F32(1.0),
+                Arg::F32(0.01),
+            ],
+        ),
+        "nbody_tiled_euler" => (
+            nn.div_ceil(2 * block),
+            16 * block,
+            vec![
+                Arg::Ptr(pos),
+                Arg::Ptr(out),
+                Arg::Ptr(vel),
+                Arg::U32(nn),
+                Arg::F32(0.01),
+                Arg::F32(1.0),
+                Arg::F32(0.01),
+            ],
+        ),
+        "nbody_triangle_accel" => {
+            let g = (nn - 2) / block + 1;
+            (
+                g * (g + 1) / 2,
+                32 * block,
+                vec![
+                    Arg::Ptr(pos),
+                    Arg::Ptr(acc),
+                    Arg::U32(nn),
+                    Arg::F32(1.0),
+                    Arg::F32(0.01),
+                ],
+            )
+        }
+        "nbody_energy" => {
+            let blocks = nn.div_ceil(block);
+            let partials = upload(&mut dev, &vec![0u8; 16 * blocks as usize]);
+            (
+                blocks,
+                16 * block,
+                vec![
+                    Arg::Ptr(pos),
+                    Arg::Ptr(vel),
+                    Arg::U32(nn),
+                    Arg::F32(0.01),
+                    Arg::Ptr(partials),
+                ],
+            )
+        }
+        other => panic!("no launch recipe for {other}"),
+    };
+    launch(&mut dev, m, name, grid, block, shared, &args, schedule).map(|_| ())
+}
+
+/// The kernel whose body contains PTX line `line`.
+fn kernel_at(m: &Module, line: u32) -> String {
+    m.kernels
+        .iter()
+        .filter(|k| k.line <= line)
+        .max_by_key(|k| k.line)
+        .expect("a kernel")
+        .name
+        .clone()
+}
+
+/// Deletes each of the 11 `bar.sync` of the shipped PTX in turn and runs
+/// its kernel with two and four warps per block (with one warp, barriers
+/// between the triangle kernel's super-steps are not needed: its
+/// `bar.warp.sync`s order everything), deterministically and adversarially.
+///
+/// Every deletion is reported as a shared-memory race except one: the
+/// triangle kernel's first barrier, after each thread stores its j body
+/// and zeroes its reaction, is redundant, because in super-step 0 every
+/// warp works on the chunk its own lanes stored, ordered by the
+/// `bar.warp.sync` after each step. The detector agrees, and this test
+/// pins that finding.
+#[test]
+fn deleting_any_bar_sync_from_the_shipped_ptx_is_caught() {
+    let lines: Vec<&str> = PTX.lines().collect();
+    let barriers: Vec<usize> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.trim().starts_with("bar.sync"))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(barriers.len(), 11, "the shipped PTX has 11 bar.sync");
+    let original = module();
+    let triangle_line = original.kernel("nbody_triangle_accel").unwrap().line as usize;
+    let redundant = *barriers.iter().find(|&&i| i + 1 > triangle_line).unwrap();
+    let mut uncaught = Vec::new();
+    for &i in &barriers {
+        // Blank the line, keeping every other line number.
+        let mutated: String = lines
+            .iter()
+            .enumerate()
+            .map(|(k, l)| if k == i { "" } else { *l })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let m = Module::from_ptx(&mutated).unwrap();
+        let name = kernel_at(&original, i as u32 + 1);
+        for schedule in [Schedule::Deterministic, Schedule::Adversarial { seed: 5 }] {
+            for block in [64, 128] {
+                assert!(run_force(&original, &name, block, schedule).is_ok());
+                let Err(e) = run_force(&m, &name, block, schedule) else {
+                    uncaught.push(i);
+                    continue;
+                };
+                assert_eq!(e.code, ErrorCode::LaunchFailed, "{e}");
+                assert!(e.message.contains(&name), "{e}");
+                assert!(e.message.contains("shared memory race"), "{e}");
+                assert!(e.message.contains("PTX line"), "{e}");
+                assert!(e.message.contains(" at 0x"), "names the address: {e}");
+            }
+        }
+    }
+    uncaught.dedup();
+    assert_eq!(
+        uncaught,
+        vec![redundant],
+        "uncaught deletions (0-based lines)"
+    );
+}
+
+const HEADER: &str = ".version 7.0\n.target sm_70\n.address_size 64\n";
+
+fn kernel_ptx(body: &str) -> String {
+    format!(
+        "{HEADER}.extern .shared .align 16 .b8 smem[];\n.visible .entry k(\n\t.param .u64 k_param_0,\n\t.param .u32 k_param_1\n)\n{{\n\t.reg .pred %p<8>;\n\t.reg .b32 %r<32>;\n\t.reg .b64 %rd<16>;\n\t.reg .f32 %f<16>;\n\tld.param.b64 %rd1, [k_param_0];\n\tcvta.to.global.u64 %rd1, %rd1;\n\tld.param.b32 %r1, [k_param_1];\n\tmov.u32 %r2, %tid.x;\n\tmov.u32 %r3, %ctaid.x;\n\tmov.u32 %r4, %ntid.x;\n\tmad.lo.s32 %r5, %r3, %r4, %r2;\n{body}\n\tret;\n}}\n"
+    )
+}
+
+fn run_k(
+    dev: &mut Device,
+    ptx: &str,
+    buf: u64,
+    n: u32,
+    grid: u32,
+    block: u32,
+    shared: u32,
+    opts: &LaunchOptions,
+) -> Result<softcuda::Stats, softcuda::LaunchError> {
+    let m = Module::from_ptx(ptx).unwrap_or_else(|e| panic!("{e}"));
+    let k = m.kernel("k").unwrap();
+    let params = k
+        .pack_params(&[&buf.to_le_bytes(), &n.to_le_bytes()])
+        .unwrap();
+    dev.launch(k, &LaunchConfig::linear(grid, block, shared), &params, opts)
+}
+
+/// `buf[i] = i` for `i = global thread index`, without a bounds check.
+const STORE_INDEX: &str =
+    "\tmul.wide.u32 %rd2, %r5, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n\tst.global.u32 [%rd3], %r5;";
+
+#[test]
+fn out_of_bounds_global_access_is_an_illegal_address_and_sticky() {
+    let mut dev = device();
+    let buf = dev.memory.alloc(4 * 40).unwrap();
+    let ptx = kernel_ptx(STORE_INDEX);
+    let opts = LaunchOptions::default();
+    // 40 threads fit.
+    run_k(&mut dev, &ptx, buf, 40, 1, 40, 0, &opts).unwrap();
+    // 64 threads write 24 words past the end.
+    let e = run_k(&mut dev, &ptx, buf, 64, 1, 64, 0, &opts).unwrap_err();
+    assert_eq!(e.code, ErrorCode::IllegalAddress);
+    assert_eq!(e.code.cu_result(), 700);
+    assert!(e.message.contains("illegal address"), "{e}");
+    assert!(e.message.contains("kernel k"), "{e}");
+    assert!(
+        e.message.contains(&format!("{:#x}", buf + 160)),
+        "names the address: {e}"
+    );
+    assert!(e.message.contains("thread 40"), "names the thread: {e}");
+    assert!(
+        e.message.contains("st.global.u32"),
+        "names the instruction: {e}"
+    );
+    // Sticky: the next, valid, launch fails the same way.
+    let again = run_k(&mut dev, &ptx, buf, 40, 1, 40, 0, &opts).unwrap_err();
+    assert_eq!(again, e);
+    assert_eq!(dev.sticky_error(), Some(&e));
+    // The shipped kernels fail too.
+    let m = module();
+    let n = 64u32;
+    let p = upload(&mut dev, &to_bytes(&bodies(32, 1)));
+    let acc = upload(&mut dev, &vec![0u8; 16 * 32]);
+    let r = launch(
+        &mut dev,
+        &m,
+        "nbody_simt_accel",
+        1,
+        64,
+        0,
+        &[
+            Arg::Ptr(p),
+            Arg::Ptr(acc),
+            Arg::U32(n),
+            Arg::F32(1.0),
+            Arg::F32(0.0),
+        ],
+        Schedule::Deterministic,
+    );
+    assert_eq!(r.unwrap_err(), e);
+}
+
+#[test]
+fn a_shipped_kernel_reading_past_its_buffer_is_an_illegal_address() {
+    // n = 64 bodies claimed, 32 allocated.
+    let m = module();
+    let mut dev = device();
+    let p = upload(&mut dev, &to_bytes(&bodies(32, 1)));
+    let acc = upload(&mut dev, &vec![0u8; 16 * 64]);
+    let e = launch(
+        &mut dev,
+        &m,
+        "nbody_tiled_accel",
+        1,
+        32,
+        512,
+        &[
+            Arg::Ptr(p),
+            Arg::Ptr(acc),
+            Arg::U32(64),
+            Arg::F32(1.0),
+            Arg::F32(0.01),
+        ],
+        Schedule::Deterministic,
+    )
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::IllegalAddress, "{e}");
+    assert!(e.message.contains("ld.global.v4.b32"), "{e}");
+}
+
+#[test]
+fn misaligned_and_shared_out_of_bounds_accesses() {
+    let mut dev = device();
+    let buf = dev.memory.alloc(64).unwrap();
+    let ptx = kernel_ptx("\tld.global.u32 %r6, [%rd1+2];");
+    let e = run_k(&mut dev, &ptx, buf, 1, 1, 1, 0, &LaunchOptions::default()).unwrap_err();
+    assert_eq!(e.code, ErrorCode::MisalignedAddress, "{e}");
+    let mut dev = device();
+    let ptx = kernel_ptx(
+        "\tmov.u64 %rd4, smem;\n\tmul.wide.u32 %rd2, %r2, 4;\n\tadd.s64 %rd4, %rd4, %rd2;\n\tst.shared.u32 [%rd4], %r2;",
+    );
+    run_k(
+        &mut dev,
+        &ptx,
+        buf,
+        1,
+        1,
+        32,
+        128,
+        &LaunchOptions::default(),
+    )
+    .unwrap();
+    let e = run_k(
+        &mut dev,
+        &ptx,
+        buf,
+        1,
+        1,
+        33,
+        128,
+        &LaunchOptions::default(),
+    )
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::IllegalAddress, "{e}");
+    assert!(e.message.contains("shared"), "{e}");
+    // A shared-window offset used as a global address is illegal as well.
+    let mut dev = device();
+    let ptx = kernel_ptx("\tmov.u64 %rd4, smem;\n\tst.global.u32 [%rd4], %r2;");
+    let e = run_k(&mut dev, &ptx, buf, 1, 1, 1, 16, &LaunchOptions::default()).unwrap_err();
+    assert_eq!(e.code, ErrorCode::IllegalAddress, "{e}");
+}
+
+#[test]
+fn an_unknown_instruction_is_named_with_its_line() {
+    // A made-up opcode in the shipped PTX.
+    let target = "\tfma.rn.f32 \t%r15, %r11, %r2, %r7;";
+    assert!(PTX.contains(target));
+    let line = PTX.lines().position(|l| l == target).unwrap() as u32 + 1;
+    let bad = PTX.replacen(target, "\tfmx.rn.f32 \t%r15, %r11, %r2, %r7;", 1);
+    match Module::from_ptx(&bad) {
+        Err(ModuleError::Decode(e)) => {
+            assert_eq!(e.line, line);
+            assert_eq!(e.opcode, "fmx.rn.f32");
+            assert_eq!(e.kernel, "nbody_drift");
+            let text = e.to_string();
+            assert!(
+                text.contains(&format!("PTX line {line}")) && text.contains("fmx.rn.f32"),
+                "{text}"
+            );
+            assert!(text.contains("unsupported instruction"), "{text}");
+        }
+        other => panic!("expected a decode error, got {other:?}"),
+    }
+    // Real PTX the interpreter does not implement: also named, never skipped.
+    for (inst, what) in [
+        ("\tmad24.lo.u32 %r6, %r2, %r2, %r2;", "mad24.lo.u32"),
+        ("\tadd.cc.u32 %r6, %r2, %r2;", "add.cc.u32"),
+        ("\tbar.arrive 0, 64;", "bar.arrive"),
+        ("\tcall foo, (%r2);", "call"),
+    ] {
+        let ptx = kernel_ptx(inst);
+        match Module::from_ptx(&ptx) {
+            Err(ModuleError::Decode(e)) => {
+                assert_eq!(e.opcode, what);
+                assert_eq!(
+                    e.line,
+                    ptx.lines().position(|l| l == inst).unwrap() as u32 + 1
+                );
+            }
+            other => panic!("{inst}: expected a decode error, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn parameter_list_mismatches_are_invalid_values_naming_the_entry() {
+    let m = module();
+    let k = m.kernel("nbody_tiled_accel").unwrap();
+    let p = 0u64.to_le_bytes();
+    let u = 0u32.to_le_bytes();
+    // One argument short.
+    let e = k.pack_params(&[&p, &p, &u, &u]).unwrap_err();
+    assert!(
+        e.contains("nbody_tiled_accel") && e.contains("5 parameters") && e.contains("passes 4"),
+        "{e}"
+    );
+    // A u32 passed as 8 bytes.
+    let e = k.pack_params(&[&p, &p, &p, &u, &u]).unwrap_err();
+    assert!(e.contains("parameter 2") && e.contains(".u32"), "{e}");
+    // A raw buffer of the wrong size: CUDA_ERROR_INVALID_VALUE, not sticky.
+    let mut dev = device();
+    let e = dev
+        .launch(
+            k,
+            &LaunchConfig::linear(1, 32, 512),
+            &[0u8; 24],
+            &LaunchOptions::default(),
+        )
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidValue);
+    assert_eq!(e.code.cu_result(), 1);
+    assert!(e.message.contains("nbody_tiled_accel"), "{e}");
+    assert!(dev.sticky_error().is_none());
+    // Launch shapes: 1025 threads, or more shared memory than the limit.
+    let params = k.pack_params(&[&p, &p, &u, &u, &u]).unwrap();
+    for cfg in [
+        LaunchConfig::linear(1, 1025, 0),
+        LaunchConfig::linear(0, 32, 0),
+    ] {
+        let e = dev
+            .launch(k, &cfg, &params, &LaunchOptions::default())
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidValue, "{cfg:?}");
+    }
+    let opts = LaunchOptions {
+        shared_limit: arch::SM70.shared_optin,
+        ..LaunchOptions::default()
+    };
+    let e = dev
+        .launch(k, &LaunchConfig::linear(1, 32, 100_000), &params, &opts)
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidValue);
+}
+
+/// The tiled force kernel with its five arguments in the given order.
+/// What `tiled_with` returns: the launch result, the bodies, the accelerations.
+type Outcome = (
+    Result<softcuda::Stats, softcuda::LaunchError>,
+    Vec<[f32; 4]>,
+    Vec<[f32; 4]>,
+);
+
+fn tiled_with(order: [usize; 5]) -> Outcome {
+    let m = module();
+    let n = 100usize;
+    let p = bodies(n, 9);
+    let mut dev = device();
+    let pos = upload(&mut dev, &to_bytes(&p));
+    let acc = dev.memory.alloc(16 * n as u64).unwrap(); // never written: poison
+    let args = [
+        Arg::Ptr(pos),
+        Arg::Ptr(acc),
+        Arg::U32(n as u32),
+        Arg::F32(1.0),
+        Arg::F32(0.01),
+    ];
+    let k = m.kernel("nbody_tiled_accel").unwrap();
+    // Marshal by size, as a host would when it trusts its own argument list.
+    let bytes: Vec<Vec<u8>> = order.iter().map(|&i| args[i].bytes()).collect();
+    let mut params = vec![0u8; k.param_bytes as usize];
+    let mut off = 0;
+    for b in &bytes {
+        let end = (off + b.len()).min(params.len());
+        params[off..end].copy_from_slice(&b[..end - off]);
+        off = end;
+    }
+    let r = dev.launch(
+        k,
+        &LaunchConfig::linear(2, 32, 512),
+        &params,
+        &LaunchOptions::default(),
+    );
+    let a = if r.is_ok() {
+        from_bytes(&download(&mut dev, acc, 16 * n))
+    } else {
+        Vec::new()
+    };
+    (r, p, a)
+}
+
+#[test]
+fn swapped_arguments_are_caught() {
+    // Correct order: passes the reference check.
+    let (r, p, a) = tiled_with([0, 1, 2, 3, 4]);
+    r.unwrap();
+    let reference = reference_accel(&p, 1.0, 0.01);
+    let close = |a: &[[f32; 4]], g: f64| {
+        a.iter().zip(&reference).all(|(x, (r, s))| {
+            (0..3).all(|k| (x[k] as f64 - g * r[k]).abs() <= accel_tolerance(p.len()) * g * s[k])
+        })
+    };
+    assert!(close(&a, 1.0));
+    // n and G swapped: n becomes 0x3f800000 bodies, reads leave the buffer.
+    let (r, _, _) = tiled_with([0, 1, 3, 2, 4]);
+    assert_eq!(r.unwrap_err().code, ErrorCode::IllegalAddress);
+    // G and eps^2 swapped: runs, but the forces are wrong.
+    let (r, _, a) = tiled_with([0, 1, 2, 4, 3]);
+    r.unwrap();
+    assert!(!close(&a, 1.0));
+    // pos and acc swapped: the kernel reads the never-written acc buffer
+    // (poison, NaN as f32) and overwrites the positions.
+    let (r, _, a) = tiled_with([1, 0, 2, 3, 4]);
+    r.unwrap();
+    assert!(!close(&a, 1.0));
+}
+
+#[test]
+fn warp_synchronous_code_without_bar_warp_sync_races() {
+    // Each lane writes smem[lane] and reads its neighbour's word: correct
+    // only with bar.warp.sync between (Volta's independent scheduling).
+    let body = |sync: &str| {
+        format!(
+            "\tmov.u64 %rd4, smem;\n\tmul.wide.u32 %rd2, %r2, 4;\n\tadd.s64 %rd5, %rd4, %rd2;\n\tst.shared.u32 [%rd5], %r2;\n{sync}\n\txor.b32 %r6, %r2, 1;\n\tmul.wide.u32 %rd6, %r6, 4;\n\tadd.s64 %rd7, %rd4, %rd6;\n\tld.shared.u32 %r7, [%rd7];\n\tmul.wide.u32 %rd8, %r2, 4;\n\tadd.s64 %rd9, %rd1, %rd8;\n\tst.global.u32 [%rd9], %r7;"
+        )
+    };
+    for schedule in schedules() {
+        let opts = LaunchOptions {
+            schedule,
+            ..LaunchOptions::default()
+        };
+        let mut dev = device();
+        let buf = dev.memory.alloc(4 * 32).unwrap();
+        let e = run_k(&mut dev, &kernel_ptx(&body("")), buf, 32, 1, 32, 128, &opts).unwrap_err();
+        assert_eq!(e.code, ErrorCode::LaunchFailed, "{schedule:?}");
+        assert!(e.message.contains("shared memory race"), "{e}");
+        let mut dev = device();
+        let buf = dev.memory.alloc(4 * 32).unwrap();
+        run_k(
+            &mut dev,
+            &kernel_ptx(&body("\tbar.warp.sync -1;")),
+            buf,
+            32,
+            1,
+            32,
+            128,
+            &opts,
+        )
+        .unwrap_or_else(|e| panic!("{schedule:?}: {e}"));
+        let out = download(&mut dev, buf, 128);
+        for l in 0..32u32 {
+            assert_eq!(
+                u32::from_le_bytes(out[4 * l as usize..][..4].try_into().unwrap()),
+                l ^ 1
+            );
+        }
+    }
+}
+
+#[test]
+fn the_adversarial_schedule_interleaves_threads() {
+    // Lane 0 stores 1 to buf[0]; lane 31 copies buf[0] to buf[1]. No
+    // synchronisation (races unchecked): lockstep always copies the value
+    // from before the store; independent threads sometimes after it.
+    let body = "\tsetp.ne.u32 %p1, %r2, 0;\n\t@%p1 bra L1;\n\tmov.u32 %r6, 1;\n\tst.global.u32 [%rd1], %r6;\nL1:\n\tsetp.ne.u32 %p2, %r2, 31;\n\t@%p2 bra L2;\n\tld.global.u32 %r7, [%rd1];\n\tst.global.u32 [%rd1+4], %r7;\nL2:";
+    let ptx = kernel_ptx(body);
+    let mut seen = std::collections::BTreeSet::new();
+    for seed in 0..40 {
+        let mut dev = device();
+        let buf = upload(&mut dev, &[0u8; 8]);
+        let opts = LaunchOptions {
+            schedule: Schedule::Adversarial { seed },
+            races: RaceCheck::Off,
+            ..LaunchOptions::default()
+        };
+        run_k(&mut dev, &ptx, buf, 32, 1, 32, 0, &opts).unwrap();
+        seen.insert(download(&mut dev, buf, 8)[4]);
+    }
+    assert_eq!(seen.into_iter().collect::<Vec<_>>(), vec![0, 1]);
+    // And the race detector reports it.
+    let mut dev = device();
+    let buf = upload(&mut dev, &[0u8; 8]);
+    let e = run_k(&mut dev, &ptx, buf, 32, 1, 32, 0, &LaunchOptions::default()).unwrap_err();
+    assert!(e.message.contains("global memory race"), "{e}");
+}
+
+#[test]
+fn barrier_misuse_and_infinite_loops() {
+    // Threads past n exit, the others reach bar.sync.
+    let early_exit = "\tsetp.ge.u32 %p1, %r5, %r1;\n\t@%p1 bra END;\n\tbar.sync 0;\nEND:";
+    // bar.sync inside a branch only some lanes take.
+    let divergent = "\tsetp.ge.u32 %p1, %r2, 16;\n\t@%p1 bra SKIP;\n\tbar.sync 0;\nSKIP:";
+    for body in [early_exit, divergent] {
+        for schedule in schedules() {
+            let mut dev = device();
+            let buf = dev.memory.alloc(64).unwrap();
+            let opts = LaunchOptions {
+                schedule,
+                ..LaunchOptions::default()
+            };
+            let e = run_k(&mut dev, &kernel_ptx(body), buf, 20, 1, 64, 0, &opts).unwrap_err();
+            assert_eq!(e.code, ErrorCode::LaunchFailed, "{e}");
+            assert!(e.message.contains("bar.sync"), "{e}");
+        }
+    }
+    let spin = "LOOP:\n\tadd.s32 %r6, %r6, 1;\n\tbra.uni LOOP;";
+    let mut dev = device();
+    let buf = dev.memory.alloc(64).unwrap();
+    let opts = LaunchOptions {
+        max_warp_instructions: 100_000,
+        ..LaunchOptions::default()
+    };
+    let e = run_k(&mut dev, &kernel_ptx(spin), buf, 1, 1, 32, 0, &opts).unwrap_err();
+    assert_eq!(e.code, ErrorCode::LaunchTimeout, "{e}");
+}
+
+#[test]
+fn two_diverging_bodies_in_one_step_race_on_the_flag() {
+    // nbody_check_finite lets every non-finite body's thread write the flag:
+    // with two of them, two plain writes to one word in one launch.
+    let m = module();
+    let mut p = bodies(64, 1);
+    p[3][0] = f32::NAN;
+    p[40][0] = f32::NAN;
+    let mut dev = device();
+    let pos = upload(&mut dev, &to_bytes(&p));
+    let vel = upload(&mut dev, &to_bytes(&velocities(64, 1)));
+    let flag = upload(&mut dev, &[0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
+    let e = launch(
+        &mut dev,
+        &m,
+        "nbody_check_finite",
+        2,
+        32,
+        0,
+        &[
+            Arg::Ptr(pos),
+            Arg::Ptr(vel),
+            Arg::U32(64),
+            Arg::U32(1),
+            Arg::Ptr(flag),
+        ],
+        Schedule::Deterministic,
+    )
+    .unwrap_err();
+    assert!(e.message.contains("global memory race"), "{e}");
+}
