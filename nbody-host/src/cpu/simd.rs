@@ -1,5 +1,8 @@
 //! SIMD vectors of `f32` for the CPU force loops: one body per lane.
 //!
+//! (One coherent thing, kept in one file although long: every vector type
+//! implements the same two traits, and they are read side by side.)
+//!
 //! `F32x16` (AVX-512F), `F32x8` (AVX2 + FMA) and, on aarch64, `F32x4`
 //! (NEON) wrap the `std::arch` vector types and implement [`Real`], so the
 //! force loops run the very
