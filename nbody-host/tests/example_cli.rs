@@ -300,3 +300,38 @@ fn render_writes_a_gif_with_the_expected_frames() {
     let line = run_err(&[&common[..], &["--render", "/no/such/dir/x.gif"]].concat());
     assert!(line.contains("/no/such/dir"), "{line}");
 }
+
+/// Issue 14's repro of defect 2: `RAYON_NUM_THREADS=1` and `=2` runs of
+/// `--n 2048 --steps 1 --kernel triangle --save` wrote different files. A
+/// rayon pool of that many threads around the command line is what the
+/// variable sets up for the binary.
+#[test]
+fn saved_state_is_the_same_on_1_and_2_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let saved: Vec<Vec<u8>> = [1, 2]
+        .into_iter()
+        .map(|threads| {
+            let path = dir.path().join(format!("t{threads}.npy"));
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                run_ok(&[
+                    "--n",
+                    "2048",
+                    "--steps",
+                    "1",
+                    "--kernel",
+                    "triangle",
+                    "--backend",
+                    "cpu",
+                    "--save",
+                    path.to_str().unwrap(),
+                ])
+            });
+            std::fs::read(&path).unwrap()
+        })
+        .collect();
+    assert!(saved[0] == saved[1], "t1.npy and t2.npy differ");
+}
