@@ -42,6 +42,7 @@ mod error;
 mod force;
 pub mod ic;
 mod integrator;
+mod memory;
 pub mod oracle;
 // Launch plans: what the CUDA engine (feature `cuda`) and the emulator execute.
 mod plan;
@@ -61,7 +62,7 @@ pub use force::{ForceLaw, Gravity};
 pub use integrator::Integrator;
 pub use simulation::{Simulation, SimulationBuilder};
 pub use snapshot::Checkpoint;
-pub use state::{Bodies, Energy, Momentum, State};
+pub use state::{Bodies, Body, Energy, Momentum, State};
 pub use tuning::TuningProfile;
 
 /// The PTX module of all kernels, built from `gpu-kernels` by

@@ -270,7 +270,7 @@ fn checkpoint_of_run(dir: &Path) -> (std::path::PathBuf, Simulation) {
 #[test]
 fn checkpoint_round_trips_everything() {
     let dir = tempfile::tempdir().unwrap();
-    let (path, mut sim) = checkpoint_of_run(dir.path());
+    let (path, sim) = checkpoint_of_run(dir.path());
     let cp = Checkpoint::load(&path).unwrap();
     let state = sim.state().unwrap();
     assert_eq!(bits(&cp.state.bodies), bits(&state.bodies));
