@@ -27,7 +27,7 @@ use crate::state::{Bodies, Body, Energy, Momentum, State};
 /// | read | [`positions`](Simulation::positions), [`velocities`](Simulation::velocities), [`masses`](Simulation::masses), [`bodies`](Simulation::bodies) (borrowed), [`state`](Simulation::state) (a copy), [`accelerations`](Simulation::accelerations) |
 /// | diagnose | [`energy`](Simulation::energy), [`momentum`](Simulation::momentum), [`steps_done`](Simulation::steps_done), [`time`](Simulation::time) |
 /// | change | [`add`](Simulation::add), [`extend`](Simulation::extend), [`remove`](Simulation::remove), [`try_clone`](Simulation::try_clone) |
-/// | save | [`save_npy`](Simulation::save_npy), [`save_checkpoint`](Simulation::save_checkpoint), ArchiveWriter::append |
+/// | save | [`save_npy`](Simulation::save_npy), [`save_checkpoint`](Simulation::save_checkpoint), [`ArchiveWriter::append`](crate::snapshot::ArchiveWriter::append) |
 /// | inspect | [`backend`](Simulation::backend), [`method`](Simulation::method), [`params`](Simulation::params), [`len`](Simulation::len) |
 ///
 /// Every read and diagnostic takes `&self`. The engine sits behind a

@@ -236,28 +236,33 @@ impl Checkpoint {
     }
 }
 
-/// Little-endian reads from a buffer whose length was checked beforehand.
-struct Reader<'a> {
+/// Little-endian reads from a buffer whose length was checked beforehand
+/// (checkpoints and archive records).
+pub(super) struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, k: usize) -> &'a [u8] {
+    /// Reads `bytes` from offset `at` on.
+    pub(super) fn new(bytes: &'a [u8], at: usize) -> Reader<'a> {
+        Reader { bytes, at }
+    }
+    pub(super) fn take(&mut self, k: usize) -> &'a [u8] {
         let s = &self.bytes[self.at..self.at + k];
         self.at += k;
         s
     }
-    fn u8(&mut self) -> u8 {
+    pub(super) fn u8(&mut self) -> u8 {
         self.take(1)[0]
     }
-    fn u32(&mut self) -> u32 {
+    pub(super) fn u32(&mut self) -> u32 {
         u32::from_le_bytes(self.take(4).try_into().expect("4 bytes"))
     }
-    fn u64(&mut self) -> u64 {
+    pub(super) fn u64(&mut self) -> u64 {
         u64::from_le_bytes(self.take(8).try_into().expect("8 bytes"))
     }
-    fn f32(&mut self) -> f32 {
+    pub(super) fn f32(&mut self) -> f32 {
         f32::from_bits(self.u32())
     }
 }

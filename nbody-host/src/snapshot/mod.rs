@@ -1,4 +1,7 @@
-//! Files: `.npy` snapshots of the bodies, and checkpoints of a whole simulation.
+//! Files: `.npy` snapshots of the bodies, checkpoints of a whole
+//! simulation, and archives of snapshots over a run ([`ArchiveWriter`],
+//! [`Archive`]; the format and how numpy reads it are in `archive.rs`'s
+//! documentation, repeated in `docs/library.md`).
 //!
 //! Both are written atomically (a temporary file in the target's directory,
 //! synced, then renamed over the target), so a crash never leaves a partial
@@ -33,10 +36,12 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::state::Bodies;
 
+mod archive;
 mod atomic_write;
 mod checkpoint;
 mod npy;
 
+pub use archive::{Archive, ArchiveWriter, RecordInfo, Snapshot};
 #[cfg(feature = "render")]
 pub(crate) use atomic_write::AtomicFile;
 pub use atomic_write::check_output_path;
