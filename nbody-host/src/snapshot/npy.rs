@@ -52,13 +52,16 @@ pub fn save_npy(path: impl AsRef<Path>, bodies: &Bodies) -> Result<()> {
 }
 
 /// Loads bodies from a `.npy` file of shape `(N, 7)` (`x y z vx vy vz m`),
-/// dtype `<f4` or `<f8` (converted to `f32`), C or Fortran order, format 1.0,
-/// 2.0 or 3.0.
+/// dtype float32 or float64 (converted to `f32`), little- or big-endian, C
+/// or Fortran order, format 1.0, 2.0 or 3.0.
 ///
 /// Every field of the header, the data size and every value are checked
-/// ([`Bodies::validate`]) before anything is returned: [`Error::InvalidFile`]
-/// says what is wrong, [`Error::TooManyBodies`] if `N` exceeds the kernels'
-/// limit, [`Error::Io`] if the file cannot be read.
+/// before anything is returned: [`Error::InvalidFile`] says what is wrong
+/// with the file, [`Error::TooManyBodies`] if `N` exceeds the kernels'
+/// limit, [`Error::Io`] if the file cannot be read; bad values are the
+/// errors of [`Bodies::from_arrays`] ([`Error::InvalidMass`],
+/// [`Error::NonFiniteInput`], [`Error::NoBodies`]), the row being the body
+/// index.
 pub fn load_npy(path: impl AsRef<Path>) -> Result<Bodies> {
     let path = path.as_ref();
     let bytes = read_file(path)?;
@@ -95,12 +98,15 @@ pub fn load_npy(path: impl AsRef<Path>) -> Result<Bodies> {
     let header = std::str::from_utf8(&bytes[header_start..data_start])
         .map_err(|_| bad("the header is not ASCII text".into()))?;
     let header = NpyHeader::parse(header).map_err(bad)?;
-    let itemsize = match header.descr.as_str() {
-        "<f4" => 4,
-        "<f8" => 8,
+    let (itemsize, big_endian) = match header.descr.as_str() {
+        "<f4" => (4, false),
+        "<f8" => (8, false),
+        ">f4" => (4, true),
+        ">f8" => (8, true),
         other => {
             return Err(bad(format!(
-                "dtype '{other}' is not supported: expected '<f4' (little-endian float32) or '<f8'"
+                "dtype '{other}' is not supported: expected float32 or float64, \
+                 little-endian ('<f4', '<f8') or big-endian ('>f4', '>f8')"
             )));
         }
     };
@@ -136,10 +142,11 @@ pub fn load_npy(path: impl AsRef<Path>) -> Result<Bodies> {
     }
     let value = |k: usize| -> f32 {
         let at = k * itemsize;
-        if itemsize == 4 {
-            f32::from_le_bytes(data[at..at + 4].try_into().expect("4 bytes"))
-        } else {
-            f64::from_le_bytes(data[at..at + 8].try_into().expect("8 bytes")) as f32
+        match (itemsize, big_endian) {
+            (4, false) => f32::from_le_bytes(data[at..at + 4].try_into().expect("4 bytes")),
+            (4, true) => f32::from_be_bytes(data[at..at + 4].try_into().expect("4 bytes")),
+            (_, false) => f64::from_le_bytes(data[at..at + 8].try_into().expect("8 bytes")) as f32,
+            (_, true) => f64::from_be_bytes(data[at..at + 8].try_into().expect("8 bytes")) as f32,
         }
     };
     let get = |row: usize, col: usize| {
@@ -158,9 +165,9 @@ pub fn load_npy(path: impl AsRef<Path>) -> Result<Bodies> {
             .collect(),
         masses: (0..n).map(|i| get(i, 6)).collect(),
     };
-    bodies
-        .validate()
-        .map_err(|e| bad(format!("{e} (row = body index)")))?;
+    // The errors of `Bodies::from_arrays` (row = body index), so callers
+    // match on `InvalidMass` or `NonFiniteInput` whatever the source.
+    bodies.validate()?;
     Ok(bodies)
 }
 
