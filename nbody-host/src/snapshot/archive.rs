@@ -313,6 +313,11 @@ impl ArchiveWriter {
         self.records
     }
 
+    /// The step of the last record, if there is one.
+    pub fn last_step(&self) -> Option<u64> {
+        self.last.map(|(step, _)| step)
+    }
+
     /// Whether the archive has no records.
     pub fn is_empty(&self) -> bool {
         self.records == 0
