@@ -69,10 +69,16 @@ pub use tuning::TuningProfile;
 /// `scripts/build-ptx.sh` (sm_70, PTX ISA 7.0) and checked in CI to match the source.
 pub const PTX: &str = include_str!("../ptx/gpu_kernels.ptx");
 
-/// `docs/library.md`, whose example runs as a doctest.
+/// `docs/library.md`, whose examples run as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../../docs/library.md")]
 pub struct LibraryGuide;
+
+/// `README.md`, whose examples run as doctests: they use only `nbody_host`
+/// and its re-exports, as a crate depending on it would.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct Readme;
 
 /// The vector types of the public API (`glam::Vec3`, `glam::DVec3`).
 pub use glam;
