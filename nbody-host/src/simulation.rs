@@ -230,6 +230,17 @@ impl Simulation {
     /// Every step is checked for non-finite positions and velocities; the
     /// first bad step is reported as [`Error::Diverged`], after which the
     /// simulation refuses to step further (its state can still be read).
+    ///
+    /// ```
+    /// use nbody_host::{Backend, Bodies, Error, Simulation};
+    ///
+    /// // A body so fast that its first drift overflows f32.
+    /// let b = Bodies::from_arrays(&[[0.0; 3]], &[[3e38, 0.0, 0.0]], &[1.0])?;
+    /// let mut sim = Simulation::builder(b).dt(10.0).backend(Backend::cpu()).build()?;
+    /// assert!(matches!(sim.step(5), Err(Error::Diverged { step: 1, body: 0 })));
+    /// assert_eq!(sim.steps_done(), 1);
+    /// # Ok::<(), nbody_host::Error>(())
+    /// ```
     pub fn step(&mut self, steps: u64) -> Result<()> {
         if let Some((step, body)) = self.diverged {
             return Err(Error::Diverged { step, body });
@@ -399,6 +410,17 @@ impl Simulation {
     }
 
     /// Linear and angular momentum and centre of mass (from the host mirror).
+    ///
+    /// ```
+    /// use nbody_host::{Backend, Simulation, ic};
+    ///
+    /// let mut sim = Simulation::builder(ic::plummer(128, 2)).backend(Backend::cpu()).build()?;
+    /// let p0 = sim.momentum()?.linear;
+    /// sim.step(20)?;
+    /// // Pairwise forces conserve momentum, to f32 rounding.
+    /// assert!((sim.momentum()?.linear - p0).length() < 1e-5);
+    /// # Ok::<(), nbody_host::Error>(())
+    /// ```
     pub fn momentum(&self) -> Result<Momentum> {
         Ok(self.bodies()?.momentum())
     }
@@ -570,6 +592,23 @@ impl Simulation {
     /// from the checkpoint's time with the new `dt`). The backend is
     /// [`Backend::Auto`] unless set; on the backend it was saved from, the
     /// continued run is bit-identical to one that was never interrupted.
+    ///
+    /// ```
+    /// use nbody_host::{Backend, Simulation, ic};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("run.ckpt");
+    /// let build = || Simulation::builder(ic::plummer(64, 5)).dt(0.01).backend(Backend::cpu()).build();
+    /// let mut straight = build()?;
+    /// straight.step(10)?;
+    /// let mut first = build()?;
+    /// first.step(4)?;
+    /// first.save_checkpoint(&path)?;
+    /// let mut resumed = Simulation::resume(&path)?.backend(Backend::cpu()).build()?;
+    /// resumed.step(6)?;
+    /// assert_eq!(resumed.state()?, straight.state()?); // bits, step and time
+    /// # Ok::<(), nbody_host::Error>(())
+    /// ```
     pub fn resume(path: impl AsRef<Path>) -> Result<SimulationBuilder> {
         Ok(Simulation::from_checkpoint(Checkpoint::load(path)?))
     }

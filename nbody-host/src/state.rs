@@ -23,6 +23,16 @@ pub struct Bodies {
 
 impl Bodies {
     /// Bodies from plain arrays, validated ([`Bodies::validate`]).
+    ///
+    /// ```
+    /// use nbody_host::{Bodies, Error};
+    ///
+    /// let b = Bodies::from_arrays(&[[0.0; 3], [1.0, 0.0, 0.0]], &[[0.0; 3]; 2], &[1.0, 0.5])?;
+    /// assert_eq!(b.len(), 2);
+    /// let e = Bodies::from_arrays(&[[0.0; 3]], &[[0.0; 3]], &[-1.0]).unwrap_err();
+    /// assert!(matches!(e, Error::InvalidMass { index: 0, .. }));
+    /// # Ok::<(), nbody_host::Error>(())
+    /// ```
     pub fn from_arrays(
         positions: &[[f32; 3]],
         velocities: &[[f32; 3]],

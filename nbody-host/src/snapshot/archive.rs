@@ -285,6 +285,26 @@ impl ArchiveWriter {
     /// checkpoint wrote and the resumed run will write again, are cut off,
     /// as is an incomplete last record. The archive then reads as if the
     /// run had never been interrupted.
+    ///
+    /// ```
+    /// use nbody_host::snapshot::ArchiveWriter;
+    /// use nbody_host::{Backend, Simulation, ic};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let (ckpt, path) = (dir.path().join("run.ckpt"), dir.path().join("run.nbar"));
+    /// let mut sim = Simulation::builder(ic::plummer(32, 1)).backend(Backend::cpu()).build()?;
+    /// let mut archive = ArchiveWriter::create(&path)?;
+    /// for k in 0..4 {
+    ///     if k == 2 { sim.save_checkpoint(&ckpt)?; } // step 20
+    ///     archive.append(&sim)?;                     // steps 0, 10, 20, 30
+    ///     sim.step(10)?;
+    /// }
+    /// drop((sim, archive)); // killed
+    /// let sim = Simulation::resume(&ckpt)?.backend(Backend::cpu()).build()?;
+    /// let archive = ArchiveWriter::continue_at(&path, sim.steps_done())?;
+    /// assert_eq!((archive.len(), archive.last_step()), (3, Some(20)));
+    /// # Ok::<(), nbody_host::Error>(())
+    /// ```
     pub fn continue_at(path: impl AsRef<Path>, step: u64) -> Result<ArchiveWriter> {
         let path = path.as_ref();
         let mut file = open_for_append(path)?;

@@ -62,6 +62,17 @@ pub fn save_npy(path: impl AsRef<Path>, bodies: &Bodies) -> Result<()> {
 /// errors of [`Bodies::from_arrays`] ([`Error::InvalidMass`],
 /// [`Error::NonFiniteInput`], [`Error::NoBodies`]), the row being the body
 /// index.
+///
+/// ```
+/// use nbody_host::{ic, snapshot};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("bodies.npy"); // np.load(path).shape == (100, 7)
+/// let bodies = ic::cold_disk(100, 3);
+/// snapshot::save_npy(&path, &bodies)?;
+/// assert_eq!(snapshot::load_npy(&path)?, bodies);
+/// # Ok::<(), nbody_host::Error>(())
+/// ```
 pub fn load_npy(path: impl AsRef<Path>) -> Result<Bodies> {
     let path = path.as_ref();
     let bytes = read_file(path)?;
