@@ -615,16 +615,21 @@ impl Simulation {
 
     /// A builder that continues from a loaded [`Checkpoint`] (see [`Simulation::resume`]).
     pub fn from_checkpoint(checkpoint: Checkpoint) -> SimulationBuilder {
-        let p = checkpoint.params;
-        let ForceLaw::Gravity(gravity) = p.force();
-        // f32 -> f64 -> f32 is exact: the resumed run gets the very same bits.
-        Simulation::builder(checkpoint.state.bodies)
-            .dt(p.dt_f64())
+        Simulation::continue_from(checkpoint.state, &checkpoint.params)
+    }
+
+    /// A builder that continues from `state` with `params` (a checkpoint's
+    /// or an archive record's): same bodies, step count, time and parameters.
+    pub(crate) fn continue_from(state: State, params: &Params) -> SimulationBuilder {
+        let ForceLaw::Gravity(gravity) = params.force();
+        // f32 -> f64 -> f32 is exact: the continued run gets the very same bits.
+        Simulation::builder(state.bodies)
+            .dt(params.dt_f64())
             .softening(gravity.softening() as f64)
             .gravitational_constant(gravity.g() as f64)
-            .kernel(p.kernel())
-            .integrator(p.integrator())
-            .start_at(checkpoint.state.step, checkpoint.state.time)
+            .kernel(params.kernel())
+            .integrator(params.integrator())
+            .start_at(state.step, state.time)
     }
 
     fn refuse_if_diverged(&self, path: &Path) -> Result<()> {

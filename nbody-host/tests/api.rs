@@ -4,6 +4,9 @@
 use nbody_host::oracle::{self, System64};
 use nbody_host::{Backend, Bodies, Integrator, Kernel, Params, Simulation, ic};
 
+mod common;
+use common::{bits, leapfrog_cpu};
+
 /// Largest distance between `f32` positions and the oracle's, relative to
 /// the system's size.
 fn max_position_error(b: &Bodies, sys: &System64) -> f64 {
@@ -198,26 +201,6 @@ fn time_is_f64_state_that_survives_a_resume_with_another_dt() {
     assert_eq!(again.params().dt_f64(), 5e-4);
 }
 
-fn cpu_sim(bodies: Bodies) -> Simulation {
-    Simulation::builder(bodies)
-        .dt(0.01)
-        .softening(0.05)
-        .integrator(Integrator::Leapfrog)
-        .backend(Backend::cpu())
-        .build()
-        .unwrap()
-}
-
-fn bits(b: &Bodies) -> Vec<u32> {
-    b.positions
-        .iter()
-        .chain(&b.velocities)
-        .flat_map(|v| v.to_array())
-        .chain(b.masses.iter().copied())
-        .map(f32::to_bits)
-        .collect()
-}
-
 /// Adding bodies to a running simulation is the same as having built it
 /// with them at that moment (the engine restarts from the state), and
 /// removing one undoes it.
@@ -225,7 +208,7 @@ fn bits(b: &Bodies) -> Vec<u32> {
 fn add_extend_and_remove_equal_a_fresh_build() {
     let base = ic::plummer(40, 5);
     let extra = ic::plummer(3, 6);
-    let mut grown = cpu_sim(base.clone());
+    let mut grown = leapfrog_cpu(base.clone());
     grown.step(4).unwrap();
     let t4 = grown.time();
     for i in 0..2 {
@@ -240,13 +223,13 @@ fn add_extend_and_remove_equal_a_fresh_build() {
     assert_eq!((grown.len(), grown.steps_done(), grown.time()), (43, 4, t4));
 
     // The same bodies at step 4, built afresh.
-    let mut at4 = cpu_sim(base.clone());
+    let mut at4 = leapfrog_cpu(base.clone());
     at4.step(4).unwrap();
     let mut joined = at4.state().unwrap().bodies;
     for i in 0..3 {
         joined.push(extra.get(i).unwrap());
     }
-    let mut fresh = cpu_sim(joined);
+    let mut fresh = leapfrog_cpu(joined);
     grown.step(5).unwrap();
     fresh.step(5).unwrap();
     assert_eq!(bits(grown.bodies().unwrap()), bits(fresh.bodies().unwrap()));
@@ -273,7 +256,7 @@ fn add_extend_and_remove_equal_a_fresh_build() {
         "{e}"
     );
     assert_eq!(grown.state().unwrap(), before);
-    let mut one = cpu_sim(ic::plummer(1, 1));
+    let mut one = leapfrog_cpu(ic::plummer(1, 1));
     assert!(matches!(one.remove(0), Err(nbody_host::Error::NoBodies)));
     assert_eq!(one.len(), 1);
 }
@@ -299,7 +282,7 @@ fn a_clone_continues_bit_identically_and_independently() {
 
 #[test]
 fn integrate_to_overshoots_by_less_than_a_step() {
-    let mut sim = cpu_sim(ic::plummer(32, 1));
+    let mut sim = leapfrog_cpu(ic::plummer(32, 1));
     // dt = 0.01: 0.5 is reached after exactly 50 steps despite rounding.
     assert_eq!(sim.integrate_to(0.5).unwrap(), 50);
     assert!((sim.time() - 0.5).abs() < 1e-12, "{}", sim.time());
@@ -324,7 +307,7 @@ fn integrate_to_overshoots_by_less_than_a_step() {
 #[test]
 fn reads_are_shared_and_cached() {
     fn sync<T: Sync + Send>(_: &T) {}
-    let mut sim = cpu_sim(ic::plummer(64, 3));
+    let mut sim = leapfrog_cpu(ic::plummer(64, 3));
     sync(&sim);
     let p0: *const _ = sim.positions().unwrap().as_ptr();
     let p1: *const _ = sim.positions().unwrap().as_ptr();

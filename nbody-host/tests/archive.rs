@@ -5,26 +5,13 @@
 use std::path::Path;
 
 use nbody_host::snapshot::{Archive, ArchiveWriter};
-use nbody_host::{Backend, Bodies, Body, Error, Integrator, Simulation, ic};
+use nbody_host::{Backend, Body, Error, Simulation, ic};
 
-fn bits(b: &Bodies) -> Vec<u32> {
-    b.positions
-        .iter()
-        .chain(&b.velocities)
-        .flat_map(|v| v.to_array())
-        .chain(b.masses.iter().copied())
-        .map(f32::to_bits)
-        .collect()
-}
+mod common;
+use common::{bits, leapfrog_cpu};
 
 fn sim() -> Simulation {
-    Simulation::builder(ic::plummer(30, 4))
-        .dt(0.01)
-        .softening(0.05)
-        .integrator(Integrator::Leapfrog)
-        .backend(Backend::cpu())
-        .build()
-        .unwrap()
+    leapfrog_cpu(ic::plummer(30, 4))
 }
 
 /// An archive of records at steps 0, 5, .., 25, with a body added after

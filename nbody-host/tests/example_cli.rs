@@ -11,6 +11,9 @@ use std::path::Path;
 
 use nbody_host::{Bodies, snapshot};
 
+mod common;
+use common::bits;
+
 /// What a run of the example printed and how it ended.
 struct Outcome {
     out: String,
@@ -53,16 +56,6 @@ fn run_err(args: &[&str]) -> String {
     assert!(!line.contains("panicked"), "{line:?}");
     assert!(out.is_empty(), "no report on error: {out}");
     line
-}
-
-fn bits(b: &Bodies) -> Vec<u32> {
-    b.positions
-        .iter()
-        .chain(&b.velocities)
-        .flat_map(|v| v.to_array())
-        .chain(b.masses.iter().copied())
-        .map(f32::to_bits)
-        .collect()
 }
 
 /// The `key=value` fields of the `result` line, checked for exactly the
@@ -436,8 +429,7 @@ fn huge_n_under_a_memory_limit_is_an_error_naming_the_bytes() {
 fn output_paths_are_checked_before_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let init = init_file(dir.path(), "pair.npy", &runaway_pair());
-    // The run itself fails with a divergence.
-    let e = run_err(&[
+    let run = [
         "--init",
         &init,
         "--dt",
@@ -446,21 +438,12 @@ fn output_paths_are_checked_before_the_run() {
         "3",
         "--backend",
         "cpu",
-    ]);
+    ];
+    // The run itself fails with a divergence.
+    let e = run_err(&run);
     assert!(e.contains("non-finite at step 1"), "{e}");
     for flag in ["--save", "--checkpoint", "--render", "--archive"] {
-        let e = run_err(&[
-            "--init",
-            &init,
-            "--dt",
-            "10",
-            "--steps",
-            "3",
-            "--backend",
-            "cpu",
-            flag,
-            "/nonexistent_dir/x.out",
-        ]);
+        let e = run_err(&[&run[..], &[flag, "/nonexistent_dir/x.out"]].concat());
         assert!(
             e.contains("/nonexistent_dir") && !e.contains("non-finite"),
             "{flag}: {e}"
@@ -544,6 +527,7 @@ fn resume_refuses_what_it_would_silently_ignore() {
     assert!(e.contains("--steps 5") && e.contains("step 7"), "{e}");
     let out = run_ok(&["--resume", ckpt, "--steps", "7", "--backend", "cpu"]);
     assert_eq!(result_fields(&out)[4].1, "0");
+    let resume = ["--resume", ckpt, "--steps", "8", "--backend", "cpu"];
     for (flag, value, needle) in [
         ("--dt", "0.05", "dt 0.02 -> 0.05"),
         ("--kernel", "triangle", "kernel tiled -> triangle"),
@@ -551,32 +535,14 @@ fn resume_refuses_what_it_would_silently_ignore() {
         ("--softening", "0.2", "softening 0.1 -> 0.2"),
         ("--block", "64", "block 256 -> 64"),
     ] {
-        let args = [
-            "--resume",
-            ckpt,
-            "--steps",
-            "8",
-            "--backend",
-            "cpu",
-            flag,
-            value,
-        ];
+        let args = [&resume[..], &[flag, value]].concat();
         let e = run_err(&args);
         assert!(e.contains(needle) && e.contains("--allow-changes"), "{e}");
         let out = run_ok(&[&args[..], &["--allow-changes"]].concat());
         assert!(out.contains(needle), "{out}");
     }
     // The checkpoint's own values are not changes.
-    run_ok(&[
-        "--resume",
-        ckpt,
-        "--steps",
-        "8",
-        "--backend",
-        "cpu",
-        "--dt",
-        "0.02",
-    ]);
+    run_ok(&[&resume[..], &["--dt", "0.02"]].concat());
     let init = init_file(dir.path(), "init.npy", &nbody_host::ic::plummer(8, 1));
     for other in [["--resume", ckpt], ["--init", init.as_str()]] {
         let e = run_err(&[&other[..], &["--seed", "3", "--backend", "cpu"]].concat());

@@ -57,7 +57,7 @@ use gpu_kernels::shape::MAX_BODIES;
 
 use super::atomic_write::resolve_target;
 use super::checkpoint::Reader;
-use super::{check_writable_state, invalid, write_atomically};
+use super::{check_writable_state, invalid, push_rows, write_atomically};
 use crate::config::{Kernel, Params};
 use crate::error::{Error, Result};
 use crate::force::ForceLaw;
@@ -107,15 +107,7 @@ impl Snapshot {
     /// A builder that continues the run from this snapshot, as
     /// [`Simulation::from_checkpoint`] does from a checkpoint.
     pub fn builder(self) -> SimulationBuilder {
-        let p = self.params;
-        let ForceLaw::Gravity(gravity) = p.force();
-        Simulation::builder(self.state.bodies)
-            .dt(p.dt_f64())
-            .softening(gravity.softening() as f64)
-            .gravitational_constant(gravity.g() as f64)
-            .kernel(p.kernel())
-            .integrator(p.integrator())
-            .start_at(self.state.step, self.state.time)
+        Simulation::continue_from(self.state, &self.params)
     }
 }
 
@@ -540,16 +532,7 @@ fn encode_record(state: &State, params: &Params) -> Vec<u8> {
     b.extend_from_slice(&[0, 0]);
     b.extend_from_slice(&params.kernel().block().to_le_bytes());
     debug_assert_eq!(b.len() as u64, RECORD_HEAD);
-    for ((p, v), m) in bodies
-        .positions
-        .iter()
-        .zip(&bodies.velocities)
-        .zip(&bodies.masses)
-    {
-        for x in [p.x, p.y, p.z, v.x, v.y, v.z, *m] {
-            b.extend_from_slice(&x.to_le_bytes());
-        }
-    }
+    push_rows(&mut b, bodies);
     let crc = crc32fast::hash(&b);
     b.extend_from_slice(&crc.to_le_bytes());
     b

@@ -66,6 +66,21 @@ fn read_file(path: &Path) -> Result<Vec<u8>> {
     })
 }
 
+/// Appends the bodies as rows `x y z vx vy vz m` of little-endian `f32`:
+/// the data of a `.npy` snapshot and of an archive record.
+fn push_rows(bytes: &mut Vec<u8>, bodies: &Bodies) {
+    for ((p, v), m) in bodies
+        .positions
+        .iter()
+        .zip(&bodies.velocities)
+        .zip(&bodies.masses)
+    {
+        for x in [p.x, p.y, p.z, v.x, v.y, v.z, *m] {
+            bytes.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+}
+
 /// Non-finite bodies are [`Error::NonFiniteSnapshot`]; other defects the
 /// [`Bodies::validate`] error.
 pub(crate) fn check_writable_state(path: &Path, bodies: &Bodies) -> Result<()> {

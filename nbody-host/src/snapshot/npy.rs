@@ -7,7 +7,7 @@ use std::path::Path;
 use glam::Vec3;
 use gpu_kernels::shape::MAX_BODIES;
 
-use super::{check_writable_state, invalid, read_file, write_atomically};
+use super::{check_writable_state, invalid, push_rows, read_file, write_atomically};
 use crate::error::{Error, Result};
 use crate::state::Bodies;
 
@@ -38,16 +38,7 @@ pub fn save_npy(path: impl AsRef<Path>, bodies: &Bodies) -> Result<()> {
     bytes.extend_from_slice(&[1, 0]);
     bytes.extend_from_slice(&header_len.to_le_bytes());
     bytes.extend_from_slice(header.as_bytes());
-    for ((p, v), m) in bodies
-        .positions
-        .iter()
-        .zip(&bodies.velocities)
-        .zip(&bodies.masses)
-    {
-        for x in [p.x, p.y, p.z, v.x, v.y, v.z, *m] {
-            bytes.extend_from_slice(&x.to_le_bytes());
-        }
-    }
+    push_rows(&mut bytes, bodies);
     write_atomically(path, &bytes)
 }
 
