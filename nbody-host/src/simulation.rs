@@ -291,7 +291,8 @@ impl Simulation {
     /// `integrate_to(1.0)` takes 1000 steps, not 1001. To land on `t`
     /// exactly, choose a `dt` that divides it. `t` before the current time
     /// (by more than that tolerance), or not finite, is an
-    /// [`Error::InvalidTargetTime`].
+    /// [`Error::InvalidTargetTime`]; a `dt` too small to move the clock at
+    /// this time (`1e17 + 1e-3 == 1e17`) an [`Error::Unsupported`].
     ///
     /// ```
     /// use nbody_host::{Backend, Simulation, ic};
@@ -323,7 +324,14 @@ impl Simulation {
         }
         let (mut steps, mut time) = (0u64, self.time);
         while time < reached {
-            time = clock_after(time, dt, 1);
+            let next = clock_after(time, dt, 1);
+            if next == time {
+                return Err(Error::Unsupported(format!(
+                    "cannot integrate to t = {t}: at t = {time} a step of dt = {dt} is below the \
+                     resolution of the f64 clock, which would stop"
+                )));
+            }
+            time = next;
             steps += 1;
         }
         self.step(steps)?;

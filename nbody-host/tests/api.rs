@@ -340,3 +340,32 @@ fn reads_are_shared_and_cached() {
     );
     assert!(e.to_string().contains("softening"), "{e}");
 }
+
+/// Far from t = 0 a small step may not change the `f64` clock at all
+/// (`1e17 + 1e-3 == 1e17`): `integrate_to` says so instead of counting steps
+/// forever.
+#[test]
+fn integrate_to_refuses_a_step_below_the_clocks_resolution() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("late.ckpt");
+    let sim = Simulation::builder(ic::plummer(8, 1))
+        .dt(1e-3)
+        .backend(Backend::cpu())
+        .build()
+        .unwrap();
+    let mut checkpoint = nbody_host::Checkpoint {
+        state: sim.state().unwrap(),
+        params: *sim.params(),
+        backend: sim.backend(),
+    };
+    checkpoint.state.time = 1e17;
+    checkpoint.save(&path).unwrap();
+    let mut late = Simulation::resume(&path)
+        .unwrap()
+        .backend(Backend::cpu())
+        .build()
+        .unwrap();
+    let e = late.integrate_to(1e17 + 64.0).unwrap_err();
+    assert!(e.to_string().contains("resolution"), "{e}");
+    assert_eq!(late.steps_done(), 0);
+}
