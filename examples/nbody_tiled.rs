@@ -5,8 +5,8 @@
 //! ```text
 //! cargo run --release --example nbody_tiled                      # defaults
 //! cargo run --release --example nbody_tiled -- --n 4096 --steps 50 --integrator leapfrog
-//! cargo run --release --example nbody_tiled -- --steps 1000 --checkpoint run.ckpt --every 100
-//! cargo run --release --example nbody_tiled -- --steps 1000 --resume run.ckpt --save final.npy
+//! cargo run --release --example nbody_tiled -- --steps 1000 --checkpoint run.ckpt --archive run.nbar --every 100
+//! cargo run --release --example nbody_tiled -- --steps 2000 --resume run.ckpt --checkpoint run.ckpt --archive run.nbar --every 100
 //! ```
 //!
 //! Prints the backend, kernel, size, wall time, interactions per second
@@ -14,28 +14,68 @@
 //! machine-readable line:
 //!
 //! ```text
-//! result backend=cpu kernel=tiled integrator=euler n=16384 steps=10 seconds=2.5 pips=1.07e9 energy_rel_change=1.2e-6
+//! result backend=cpu kernel=third-law integrator=euler n=16384 steps=10 seconds=2.5 pips=1.07e9 energy_rel_change=1.2e-6
 //! ```
 //!
-//! Bad flags or files exit with status 2 and one line `error: ...`.
+//! `kernel=` names what ran (on the CPU, `all-pairs` or `third-law`);
+//! `energy_rel_change=skipped` with `--no-energy`, which leaves out the two
+//! O(N^2) energy sums. Errors are one line `error: ...` on stderr and an
+//! exit status (see [`AFTER_HELP`]). Without a terminal on stderr, a plain
+//! progress line is printed every few seconds instead of a progress bar.
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use clap::{Parser, ValueEnum};
+use clap::{ArgGroup, Parser, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
+use nbody_host::snapshot::ArchiveWriter;
 use nbody_host::{
-    Backend, Bodies, Checkpoint, CpuTuning, Integrator, Isa, Kernel, Params, Simulation,
-    SimulationBuilder, ic, snapshot,
+    Backend, Checkpoint, CpuTuning, Integrator, Isa, Kernel, Params, Simulation, SimulationBuilder,
+    ic, snapshot,
 };
+
+/// Exit statuses, each a kind of failure.
+pub mod exit {
+    /// The backend failed or cannot run here (no CUDA, an instruction set
+    /// this CPU lacks, an emulator or driver error), or anything else.
+    pub const OTHER: u8 = 1;
+    /// The command line: unknown or conflicting flags, bad flag syntax, a
+    /// flag that contradicts the checkpoint, an output that needs `--force`.
+    pub const USAGE: u8 = 2;
+    /// Invalid input: parameters or bodies the library refuses (`N`, `dt`,
+    /// masses, block size), input files that are not valid, too little memory for `N`.
+    pub const INPUT: u8 = 3;
+    /// Reading or writing a file failed (including an output path checked
+    /// before the run).
+    pub const IO: u8 = 4;
+    /// The run diverged: a non-finite state or energy.
+    pub const DIVERGED: u8 = 5;
+}
+
+/// The end of `--help`: units and exit statuses.
+pub const AFTER_HELP: &str = "\
+Units: none built in. G = 1 by default (--softening and --dt are in the same
+length and time units as the positions and velocities); the initial conditions
+are in N-body (Henon) units, G = 1 and total mass 1, except the cube (unit
+masses, NVIDIA Warp's example).
+
+Exit status: 0 success, 1 backend failure or other error, 2 usage (flags),
+3 invalid input (parameters, bodies, input files, memory for N), 4 file I/O,
+5 divergence (a non-finite state or energy).";
 
 /// Direct-summation N-body gravity: NVIDIA Warp's N-body example's tiled-kernel run.
 #[derive(Parser, Debug)]
-#[command(name = "nbody_tiled", allow_negative_numbers = true)]
+#[command(
+    name = "nbody_tiled",
+    version,
+    allow_negative_numbers = true,
+    after_help = AFTER_HELP,
+    group(ArgGroup::new("periodic").args(["checkpoint", "archive"]).multiple(true))
+)]
 struct Cli {
     /// Number of bodies [default: 65536 on a GPU, 16384 on the CPU, 2048 in the emulator]
     #[arg(long, conflicts_with_all = ["init", "resume"])]
@@ -68,21 +108,39 @@ struct Cli {
     /// Initial conditions (when neither --init nor --resume is given)
     #[arg(long, value_enum, default_value_t = IcArg::Cube, conflicts_with_all = ["init", "resume"])]
     ic: IcArg,
-    /// Seed of the initial conditions
-    #[arg(long, default_value_t = 42)]
-    seed: u64,
+    /// Seed of the initial conditions [default: 42]
+    #[arg(long, conflicts_with_all = ["init", "resume"])]
+    seed: Option<u64>,
     /// Save the final state as an (N, 7) float32 .npy file
     #[arg(long, value_name = "FILE.npy")]
     save: Option<PathBuf>,
-    /// Write a checkpoint at the end (and every --every steps), atomically
+    /// Write a checkpoint at the end (and every --every steps), atomically;
+    /// an existing file is only replaced with --force or when it is the --resume file
     #[arg(long, value_name = "FILE")]
     checkpoint: Option<PathBuf>,
-    /// Checkpoint every K steps (of the whole run)
-    #[arg(long, value_name = "K", requires = "checkpoint", value_parser = clap::value_parser!(u64).range(1..))]
+    /// Append snapshots to an archive (nbody_host::snapshot::Archive) at the
+    /// start, every --every steps and at the end; with --resume, the archive
+    /// is continued from the checkpoint's step
+    #[arg(long, value_name = "FILE")]
+    archive: Option<PathBuf>,
+    /// Checkpoint and archive every K steps (of the whole run)
+    #[arg(long, value_name = "K", requires = "periodic", value_parser = clap::value_parser!(u64).range(1..))]
     every: Option<u64>,
-    /// Continue from a checkpoint (parameters from the checkpoint unless given)
+    /// Replace an existing --checkpoint or --archive file of another run
+    #[arg(long)]
+    force: bool,
+    /// Continue from a checkpoint (parameters from the checkpoint)
     #[arg(long, value_name = "FILE")]
     resume: Option<PathBuf>,
+    /// With --resume: apply --dt, --softening, --kernel, --block or
+    /// --integrator values that differ from the checkpoint's (refused
+    /// otherwise); the report lists them
+    #[arg(long, requires = "resume")]
+    allow_changes: bool,
+    /// Skip the two energy sums (each costs about as much as a step on the
+    /// CPU); the result line then says energy_rel_change=skipped
+    #[arg(long)]
+    no_energy: bool,
     /// Render an animated GIF of the run (a frame every --render-every steps,
     /// state copied back only then, outside the timing)
     #[arg(long, value_name = "FILE.gif")]
@@ -131,33 +189,94 @@ enum IcArg {
     Disk,
 }
 
-fn main() -> ExitCode {
-    let show_progress = std::io::stderr().is_terminal();
-    match cli(
-        std::env::args_os(),
-        &mut std::io::stdout().lock(),
-        show_progress,
-    ) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(line) => {
-            eprintln!("{line}");
-            ExitCode::from(2)
+impl IcArg {
+    fn setup(self) -> ic::Setup {
+        match self {
+            IcArg::Cube => ic::Setup::UniformCube,
+            IcArg::Plummer => ic::Setup::Plummer,
+            IcArg::Collision => ic::Setup::Collision,
+            IcArg::Disk => ic::Setup::ColdDisk,
         }
     }
 }
 
-/// Parses `args` (program name first), runs, writes the report to `out`.
-/// Errors come back as one line `error: ...`.
+/// How progress is shown on stderr.
+#[derive(Clone, Copy, Debug)]
+pub enum Progress {
+    /// A progress bar (stderr is a terminal).
+    Bar,
+    /// A plain line `progress: step ...` at most this often.
+    Lines(Duration),
+    /// Nothing.
+    Off,
+}
+
+/// A failed run: the exit status ([`exit`]) and the one line to print.
+#[derive(Debug)]
+pub struct Failure {
+    /// The exit status.
+    pub code: u8,
+    /// `error: ...`, one line.
+    pub line: String,
+}
+
+/// A command-line mistake found after parsing (exit status 2).
+#[derive(Debug)]
+struct Usage(String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
+fn usage(message: String) -> anyhow::Error {
+    Usage(message).into()
+}
+
+/// Seconds between progress lines when stderr is not a terminal.
+const PROGRESS_LINE_EVERY: Duration = Duration::from_secs(5);
+
+fn main() -> ExitCode {
+    let progress = if std::io::stderr().is_terminal() {
+        Progress::Bar
+    } else {
+        Progress::Lines(PROGRESS_LINE_EVERY)
+    };
+    let result = cli(
+        std::env::args_os(),
+        &mut std::io::stdout().lock(),
+        &mut std::io::stderr(),
+        progress,
+    );
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!("{}", failure.line);
+            ExitCode::from(failure.code)
+        }
+    }
+}
+
+/// Parses `args` (program name first), runs, writes the report to `out`
+/// and notes and progress lines to `err`. Errors come back as one line
+/// `error: ...` with their exit status.
 pub fn cli(
     args: impl IntoIterator<Item = impl Into<OsString> + Clone>,
     out: &mut dyn Write,
-    show_progress: bool,
-) -> Result<(), String> {
+    err: &mut dyn Write,
+    progress: Progress,
+) -> Result<(), Failure> {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {
             // --help, --version: not errors.
-            return write!(out, "{e}").map_err(|e| format!("error: {e}"));
+            return write!(out, "{e}").map_err(|e| Failure {
+                code: exit::IO,
+                line: format!("error: {e}"),
+            });
         }
         Err(e) => {
             // clap's first paragraph, on one line (the usage text is left out).
@@ -168,14 +287,58 @@ pub fn cli(
                 .map(str::trim)
                 .collect();
             let line = first.join(" ");
-            return Err(if line.starts_with("error:") {
-                line
-            } else {
-                format!("error: {line}")
+            return Err(Failure {
+                code: exit::USAGE,
+                line: if line.starts_with("error:") {
+                    line
+                } else {
+                    format!("error: {line}")
+                },
             });
         }
     };
-    run(&cli, out, show_progress).map_err(|e| format!("error: {}", one_line(&e)))
+    run(&cli, out, err, progress).map_err(|e| Failure {
+        code: exit_code(&e),
+        line: format!("error: {}", one_line(&e)),
+    })
+}
+
+/// The exit status of an error: from the first cause that says.
+fn exit_code(e: &anyhow::Error) -> u8 {
+    use nbody_host::Error as E;
+    for cause in e.chain() {
+        if cause.is::<Usage>() {
+            return exit::USAGE;
+        }
+        if cause.is::<std::io::Error>() {
+            return exit::IO;
+        }
+        if let Some(error) = cause.downcast_ref::<E>() {
+            return match error {
+                E::Io { .. } => exit::IO,
+                E::Diverged { .. } | E::NonFiniteEnergy { .. } | E::NonFiniteSnapshot { .. } => {
+                    exit::DIVERGED
+                }
+                E::NoBodies
+                | E::TooManyBodies { .. }
+                | E::LengthMismatch { .. }
+                | E::InvalidMass { .. }
+                | E::NonFiniteInput { .. }
+                | E::InvalidTimeStep(_)
+                | E::InvalidSoftening(_)
+                | E::InvalidGravitationalConstant(_)
+                | E::InvalidBlockSize { .. }
+                | E::SharedMemoryExceeded { .. }
+                | E::GridTooLarge { .. }
+                | E::DeviceMemoryExceeded { .. }
+                | E::HostMemoryExceeded { .. }
+                | E::InvalidFile { .. }
+                | E::InvalidRenderSetting { .. } => exit::INPUT,
+                _ => exit::OTHER,
+            };
+        }
+    }
+    exit::OTHER
 }
 
 /// The error and its causes on one line, each cause only once (the library's
@@ -203,15 +366,6 @@ fn defaults_for(backend: &str) -> (usize, u64) {
     }
 }
 
-fn initial_conditions(ic: IcArg, n: usize, seed: u64) -> Bodies {
-    match ic {
-        IcArg::Cube => ic::uniform_cube(n, seed),
-        IcArg::Plummer => ic::plummer(n, seed),
-        IcArg::Collision => ic::collision(n, seed),
-        IcArg::Disk => ic::cold_disk(n, seed),
-    }
-}
-
 /// Applies the command line's parameters over `base` (the defaults or the
 /// checkpoint's).
 fn configure(builder: SimulationBuilder, cli: &Cli, base: &Params) -> SimulationBuilder {
@@ -236,7 +390,7 @@ fn configure(builder: SimulationBuilder, cli: &Cli, base: &Params) -> Simulation
         ..CpuTuning::default()
     });
     builder
-        .dt(cli.dt.unwrap_or(base.dt() as f64))
+        .dt(cli.dt.unwrap_or(base.dt_f64()))
         .softening(cli.softening.unwrap_or(base.gravity().softening() as f64))
         .kernel(kernel)
         .integrator(integrator)
@@ -248,17 +402,75 @@ fn configure(builder: SimulationBuilder, cli: &Cli, base: &Params) -> Simulation
         })
 }
 
-/// Builds the simulation the command line asks for.
-fn build(cli: &Cli) -> Result<Simulation> {
+/// The checkpoint's parameters that the command line would change, as
+/// `name old -> new`.
+fn changes_from(cli: &Cli, base: &Params) -> Vec<String> {
+    let mut changes = Vec::new();
+    if let Some(dt) = cli.dt
+        && dt != base.dt_f64()
+    {
+        changes.push(format!("dt {} -> {dt}", base.dt_f64()));
+    }
+    let eps = base.gravity().softening();
+    if let Some(s) = cli.softening
+        && s as f32 != eps
+    {
+        changes.push(format!("softening {eps} -> {s}"));
+    }
+    let kernel = base.kernel();
+    if let Some(k) = cli.kernel {
+        let name = k.to_possible_value().map(|v| v.get_name().to_owned());
+        if name.as_deref() != Some(kernel.name()) {
+            changes.push(format!(
+                "kernel {} -> {}",
+                kernel.name(),
+                name.unwrap_or_default()
+            ));
+        }
+    }
+    if let Some(block) = cli.block
+        && block != kernel.block()
+    {
+        changes.push(format!("block {} -> {block}", kernel.block()));
+    }
+    if let Some(i) = cli.integrator {
+        let name = i.to_possible_value().map(|v| v.get_name().to_owned());
+        if name.as_deref() != Some(base.integrator().name()) {
+            changes.push(format!(
+                "integrator {} -> {}",
+                base.integrator().name(),
+                name.unwrap_or_default()
+            ));
+        }
+    }
+    changes
+}
+
+/// Builds the simulation the command line asks for; also returns the
+/// checkpoint's parameters it changed (with `--allow-changes`).
+fn build(cli: &Cli) -> Result<(Simulation, Vec<String>)> {
     if let Some(path) = &cli.resume {
         let checkpoint = Checkpoint::load(path)?;
         let base = checkpoint.params;
-        return Ok(configure(Simulation::from_checkpoint(checkpoint), cli, &base).build()?);
+        let changes = changes_from(cli, &base);
+        if !changes.is_empty() && !cli.allow_changes {
+            return Err(usage(format!(
+                "--resume {}: the command line changes the checkpoint's parameters ({}), so the \
+                 continued run would not be the one checkpointed; pass --allow-changes to apply them",
+                path.display(),
+                changes.join(", ")
+            )));
+        }
+        let builder = configure(Simulation::from_checkpoint(checkpoint), cli, &base);
+        return Ok((builder.build()?, changes));
     }
     let base = Params::default();
+    let seed = cli.seed.unwrap_or(42);
     let bodies = match (&cli.init, cli.n) {
-        (Some(path), _) => snapshot::load_npy(path)?,
-        (None, Some(n)) => initial_conditions(cli.ic, n, cli.seed),
+        (Some(path), _) => {
+            snapshot::load_npy(path).with_context(|| format!("--init {}", path.display()))?
+        }
+        (None, Some(n)) => cli.ic.setup().generate(n, seed)?,
         (None, None) => {
             // The default size depends on the backend: find out where a
             // one-body simulation with the same settings lands.
@@ -266,42 +478,149 @@ fn build(cli: &Cli) -> Result<Simulation> {
                 configure(Simulation::builder(ic::uniform_cube(1, 0)), cli, &base).build()?;
             let (n, _) = defaults_for(probe.backend().name());
             drop(probe);
-            initial_conditions(cli.ic, n, cli.seed)
+            cli.ic.setup().generate(n, seed)?
         }
     };
-    Ok(configure(Simulation::builder(bodies), cli, &base).build()?)
+    Ok((
+        configure(Simulation::builder(bodies), cli, &base).build()?,
+        Vec::new(),
+    ))
 }
 
-fn run(cli: &Cli, out: &mut dyn Write, show_progress: bool) -> Result<()> {
-    let mut sim = build(cli)?;
+/// Whether `a` and `b` name the same existing file.
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// Checks every output path before anything runs: writable, and not
+/// another run's checkpoint or archive unless `--force`.
+fn check_outputs(cli: &Cli) -> Result<()> {
+    for path in [&cli.save, &cli.checkpoint, &cli.render, &cli.archive]
+        .into_iter()
+        .flatten()
+    {
+        snapshot::check_output_path(path)?;
+    }
+    if let Some(path) = &cli.checkpoint
+        && path.exists()
+        && !cli.force
+        && !cli.resume.as_ref().is_some_and(|r| same_file(r, path))
+    {
+        return Err(usage(format!(
+            "--checkpoint {}: the file exists (another run's checkpoint?); pass --force to \
+             replace it, or --resume from it",
+            path.display()
+        )));
+    }
+    if let Some(path) = &cli.archive
+        && path.exists()
+        && !cli.force
+        && cli.resume.is_none()
+    {
+        return Err(usage(format!(
+            "--archive {}: the file exists (another run's archive?); pass --force to replace \
+             it, or --resume a checkpoint of the run that wrote it to continue it",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Prints `progress: ...` lines at most every `every`.
+struct ProgressLines {
+    every: Duration,
+    start: Instant,
+    last: Instant,
+}
+
+impl ProgressLines {
+    fn update(&mut self, err: &mut dyn Write, done: u64, total: u64, target: u64, at: u64) {
+        let now = Instant::now();
+        if now.duration_since(self.last) < self.every || total == 0 {
+            return;
+        }
+        self.last = now;
+        let elapsed = now.duration_since(self.start).as_secs_f64();
+        let left = elapsed * (total - done) as f64 / done.max(1) as f64;
+        // Progress is a courtesy: a closed stderr does not stop the run.
+        let _ = writeln!(
+            err,
+            "progress: step {at}/{target} ({:.0}%), {elapsed:.1} s, about {left:.0} s left",
+            100.0 * done as f64 / total as f64
+        );
+    }
+}
+
+fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) -> Result<()> {
+    check_outputs(cli)?;
+    let (mut sim, changes) = build(cli)?;
     let (_, default_steps) = defaults_for(sim.backend().name());
     let start = sim.steps_done();
     let target = match (cli.steps, &cli.resume) {
-        (Some(steps), Some(_)) => steps.max(start),
-        (Some(steps), None) => steps,
+        (Some(steps), Some(_)) if steps < start => {
+            return Err(usage(format!(
+                "--steps {steps} is below step {start} of the checkpoint: --steps is the step \
+                 count to reach, counted from the start of the run"
+            )));
+        }
+        (Some(steps), _) => steps,
         (None, Some(_)) => default_steps.max(start),
         (None, None) => default_steps,
     };
+    if cli.resume.is_some() && target == start {
+        let _ = writeln!(
+            err,
+            "note: the checkpoint is already at step {start}: nothing to run"
+        );
+    }
     let to_run = target - start;
     let n = sim.len();
 
-    let e0 = sim.energy()?;
-    let bar = if show_progress {
-        let bar = ProgressBar::new(to_run);
-        if let Ok(style) = ProgressStyle::with_template(
-            "{bar:40} {pos}/{len} steps  {elapsed_precise} (eta {eta})",
-        ) {
-            bar.set_style(style);
+    let mut archive = match &cli.archive {
+        Some(path) if cli.resume.is_some() && path.exists() => {
+            Some(ArchiveWriter::continue_at(path, start)?)
         }
-        bar
+        Some(path) => Some(ArchiveWriter::create(path)?),
+        None => None,
+    };
+    if let Some(archive) = &mut archive
+        && archive.last_step() != Some(start)
+    {
+        archive.append(&sim)?;
+    }
+
+    let e0 = if cli.no_energy {
+        None
     } else {
-        ProgressBar::hidden()
+        Some(sim.energy()?)
+    };
+    let bar = match progress {
+        Progress::Bar => {
+            let bar = ProgressBar::new(to_run);
+            if let Ok(style) = ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} steps  {elapsed_precise} (eta {eta})",
+            ) {
+                bar.set_style(style);
+            }
+            bar
+        }
+        _ => ProgressBar::hidden(),
+    };
+    let mut lines = match progress {
+        Progress::Lines(every) => Some(ProgressLines {
+            every,
+            start: Instant::now(),
+            last: Instant::now(),
+        }),
+        _ => None,
     };
     let mut recorder = match &cli.render {
         Some(path) => {
             use nbody_host::render::{Camera, Recorder, Renderer};
-            let positions = sim.state()?.bodies.positions;
-            let camera = Camera::fit(&positions, glam::Vec3::NEG_Z, 1.1)?;
+            let camera = Camera::fit(sim.positions()?, glam::Vec3::NEG_Z, 1.1)?;
             let mut recorder =
                 Recorder::new(Renderer::new(camera, 480, 480)?, cli.render_every)?.gif(path)?;
             recorder.capture(&mut sim)?;
@@ -332,11 +651,19 @@ fn run(cli: &Cli, out: &mut dyn Write, show_progress: bool) -> Result<()> {
             return Err(e.into());
         }
         bar.set_position(end - start);
-        if let (Some(path), Some(k)) = (&cli.checkpoint, cli.every)
+        if let Some(lines) = &mut lines {
+            lines.update(err, end - start, to_run, target, end);
+        }
+        if let Some(k) = cli.every
             && end % k == 0
         {
-            sim.save_checkpoint(path)?;
-            last_checkpoint = Some(end);
+            if let Some(path) = &cli.checkpoint {
+                sim.save_checkpoint(path)?;
+                last_checkpoint = Some(end);
+            }
+            if let Some(archive) = &mut archive {
+                archive.append(&sim)?;
+            }
         }
         if let Some(recorder) = &mut recorder
             && (end % cli.render_every == 0 || end == target)
@@ -350,11 +677,19 @@ fn run(cli: &Cli, out: &mut dyn Write, show_progress: bool) -> Result<()> {
     {
         sim.save_checkpoint(path)?;
     }
+    if let Some(archive) = &mut archive
+        && archive.last_step() != Some(sim.steps_done())
+    {
+        archive.append(&sim)?;
+    }
     if let (Some(recorder), Some(path)) = (recorder, &cli.render) {
         let frames = recorder.finish()?;
         writeln!(out, "wrote {} ({frames} frames)", path.display())?;
     }
-    let e1 = sim.energy()?;
+    let energies = match e0 {
+        Some(e0) => Some((e0, sim.energy()?)),
+        None => None,
+    };
     if let Some(path) = &cli.save {
         sim.save_npy(path)?;
     }
@@ -366,7 +701,6 @@ fn run(cli: &Cli, out: &mut dyn Write, show_progress: bool) -> Result<()> {
     } else {
         0.0
     };
-    let de = e1.relative_change_from(&e0);
     let p = sim.params();
     let (backend, method, integrator) = (sim.backend(), sim.method(), p.integrator());
     let w = |e: std::io::Error| anyhow::Error::new(e).context("writing the report");
@@ -375,22 +709,45 @@ fn run(cli: &Cli, out: &mut dyn Write, show_progress: bool) -> Result<()> {
         out,
         "kernel      {} as {method}, {integrator}, dt {}, {}",
         p.kernel(),
-        p.dt(),
+        p.dt_f64(),
         p.force()
     )
     .map_err(w)?;
-    writeln!(out, "bodies      {n}, steps {to_run} ({start} -> {target})").map_err(w)?;
-    writeln!(out, "wall time   {seconds:.3} s, {pips:.3e} interactions/s").map_err(w)?;
+    if !changes.is_empty() {
+        writeln!(
+            out,
+            "changed     {} (on resume, --allow-changes)",
+            changes.join(", ")
+        )
+        .map_err(w)?;
+    }
     writeln!(
         out,
-        "energy      {:.6e} -> {:.6e}, |dE/E| = {de:.3e}",
-        e0.total(),
-        e1.total()
+        "bodies      {n}, steps {to_run} ({start} -> {target}), t = {}",
+        sim.time()
     )
     .map_err(w)?;
+    writeln!(out, "wall time   {seconds:.3} s, {pips:.3e} interactions/s").map_err(w)?;
+    let de = match energies {
+        Some((e0, e1)) => {
+            let de = e1.relative_change_from(&e0);
+            writeln!(
+                out,
+                "energy      {:.6e} -> {:.6e}, |dE/E| = {de:.3e}",
+                e0.total(),
+                e1.total()
+            )
+            .map_err(w)?;
+            format!("{de:.4e}")
+        }
+        None => {
+            writeln!(out, "energy      skipped (--no-energy)").map_err(w)?;
+            "skipped".to_owned()
+        }
+    };
     writeln!(
         out,
-        "result backend={} kernel={} integrator={} n={n} steps={to_run} seconds={seconds} pips={pips:.6e} energy_rel_change={de:.4e}",
+        "result backend={} kernel={} integrator={} n={n} steps={to_run} seconds={seconds} pips={pips:.6e} energy_rel_change={de}",
         backend.name(),
         method,
         integrator.name(),

@@ -2,7 +2,7 @@
 //!
 //! One line per entry point names its PTX symbol, its generic body and its
 //! parameters, buffers with their element type and length. From that one
-//! declaration [`kernel_table!`] generates:
+//! declaration `kernel_table!` (below) generates:
 //!
 //! - on `nvptx64`, the `#[no_mangle] extern "ptx-kernel"` wrapper that turns
 //!   raw pointers into [`Global`] views and calls the body with the GPU's

@@ -59,23 +59,29 @@ impl Backend {
 }
 
 /// Starts the engine for `backend`, resolving [`Backend::Auto`] and logging
-/// the choice.
+/// the choice; also returns the backend it resolved to (never `Auto`), from
+/// which the same engine can be started again.
 pub(crate) fn create(
     backend: Backend,
     bodies: &Bodies,
     params: &Params,
-) -> Result<Box<dyn Engine>> {
-    let engine: Box<dyn Engine> = match backend {
-        Backend::Cpu(tuning) => Box::new(CpuEngine::new(bodies, params, tuning)?),
-        Backend::Emulator { race_detection } => {
-            Box::new(EmulatorEngine::new(bodies, params, race_detection)?)
-        }
-        Backend::Cuda { device } => Box::new(CudaEngine::new(device, bodies, params)?),
+) -> Result<(Box<dyn Engine>, Backend)> {
+    let (engine, resolved): (Box<dyn Engine>, Backend) = match backend {
+        Backend::Cpu(tuning) => (Box::new(CpuEngine::new(bodies, params, tuning)?), backend),
+        Backend::Emulator { race_detection } => (
+            Box::new(EmulatorEngine::new(bodies, params, race_detection)?),
+            backend,
+        ),
+        Backend::Cuda { device } => (Box::new(CudaEngine::new(device, bodies, params)?), backend),
         Backend::Auto => match CudaEngine::new(0, bodies, params) {
-            Ok(engine) => Box::new(engine),
+            Ok(engine) => (Box::new(engine), Backend::Cuda { device: 0 }),
             Err(reason @ (Error::CudaNotCompiled | Error::CudaUnavailable(_))) => {
                 log::info!("backend auto: no CUDA ({reason}); using the CPU");
-                Box::new(CpuEngine::new(bodies, params, CpuTuning::default())?)
+                let tuning = CpuTuning::default();
+                (
+                    Box::new(CpuEngine::new(bodies, params, tuning)?),
+                    Backend::Cpu(tuning),
+                )
             }
             Err(other) => return Err(other),
         },
@@ -88,5 +94,5 @@ pub(crate) fn create(
         bodies.len(),
         params.kernel()
     );
-    Ok(engine)
+    Ok((engine, resolved))
 }

@@ -127,6 +127,8 @@ impl std::fmt::Display for Kernel {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Params {
     dt: f32,
+    /// `dt` as given: what the simulated time advances by.
+    dt64: f64,
     force: ForceLaw,
     kernel: Kernel,
     integrator: Integrator,
@@ -143,15 +145,25 @@ impl Params {
         kernel.validate()?;
         Ok(Params {
             dt: dt32,
+            dt64: dt,
             force,
             kernel,
             integrator,
         })
     }
 
-    /// Time step.
+    /// Time step, as the kernels use it (`f32`).
     pub fn dt(&self) -> f32 {
         self.dt
+    }
+
+    /// Time step as given to [`Params::new`], in `f64`: what the simulated
+    /// time advances by each step, so that 2000 steps of `1e-3` make `t = 2`
+    /// and not `2000 * f32(1e-3) = 2.0000000949949026`. The kernels step
+    /// with its `f32` rounding [`dt`](Self::dt), a relative difference below
+    /// `2^-24`, under the resolution of the `f32` state.
+    pub fn dt_f64(&self) -> f64 {
+        self.dt64
     }
 
     /// The force law.
@@ -183,6 +195,7 @@ impl Default for Params {
     fn default() -> Self {
         Params {
             dt: 0.01,
+            dt64: 0.01,
             force: ForceLaw::default(),
             kernel: Kernel::default(),
             integrator: Integrator::default(),

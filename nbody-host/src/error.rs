@@ -201,6 +201,55 @@ pub enum Error {
         /// What it must be.
         requirement: &'static str,
     },
+
+    /// Not enough host memory for `N` bodies, found before allocating them.
+    #[error(
+        "N = {n} bodies need about {needed} bytes of host memory for {what}; {available} bytes are available"
+    )]
+    HostMemoryExceeded {
+        /// Number of bodies.
+        n: usize,
+        /// What needs the memory (`"the initial conditions"`, `"the engine"`).
+        what: &'static str,
+        /// Bytes needed (an estimate, rounded up).
+        needed: u64,
+        /// Bytes available to this process (RAM, free swap and `ulimit -v`).
+        available: u64,
+    },
+
+    /// The energy is not finite: bodies that coincide at softening 0, or
+    /// a state too large for `f32`. Reported as a divergence of the run.
+    #[error(
+        "the energy at step {step} is not finite (kinetic {kinetic}, potential {potential}): bodies that coincide at softening eps = 0, or a state that overflowed"
+    )]
+    NonFiniteEnergy {
+        /// The step of the state.
+        step: u64,
+        /// Kinetic energy.
+        kinetic: f64,
+        /// Potential energy.
+        potential: f64,
+    },
+
+    /// A body index beyond the simulation's bodies.
+    #[error("body index {index} is out of range: the simulation has {n} bodies")]
+    NoSuchBody {
+        /// The index asked for.
+        index: usize,
+        /// Number of bodies.
+        n: usize,
+    },
+
+    /// A target time that is not finite or lies before the current time.
+    #[error(
+        "cannot integrate to t = {target}: it must be finite and not before the current time {now}"
+    )]
+    InvalidTargetTime {
+        /// The requested time.
+        target: f64,
+        /// The simulation's time.
+        now: f64,
+    },
 }
 
 /// `Result` with this crate's [`Error`].

@@ -11,6 +11,82 @@ fn rng(seed: u64) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(seed)
 }
 
+/// The set-ups of this module by name, generated with `N` checked first:
+/// for an `N` that comes from a user. The functions themselves allocate
+/// whatever `N` asks for (and abort when the allocation fails).
+///
+/// ```
+/// use nbody_host::{Error, ic::Setup};
+///
+/// assert_eq!(Setup::Plummer.generate(100, 7)?.len(), 100);
+/// assert!(matches!(Setup::UniformCube.generate(usize::MAX, 1), Err(Error::TooManyBodies { .. })));
+/// assert_eq!(Setup::from_name("disk"), Some(Setup::ColdDisk));
+/// # Ok::<(), nbody_host::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Setup {
+    /// [`uniform_cube`], NVIDIA Warp's N-body example's (`"cube"`).
+    UniformCube,
+    /// [`plummer`] (`"plummer"`).
+    Plummer,
+    /// [`collision`] (`"collision"`).
+    Collision,
+    /// [`cold_disk`] (`"disk"`).
+    ColdDisk,
+}
+
+impl Setup {
+    /// Every set-up.
+    pub const ALL: [Setup; 4] = [
+        Setup::UniformCube,
+        Setup::Plummer,
+        Setup::Collision,
+        Setup::ColdDisk,
+    ];
+
+    /// `"cube"`, `"plummer"`, `"collision"` or `"disk"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Setup::UniformCube => "cube",
+            Setup::Plummer => "plummer",
+            Setup::Collision => "collision",
+            Setup::ColdDisk => "disk",
+        }
+    }
+
+    /// The set-up of a [`name`](Self::name).
+    pub fn from_name(name: &str) -> Option<Setup> {
+        Setup::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// Peak host bytes per body while generating: the result's 28, and the
+    /// `f64` work arrays of the sampled set-ups (rounded up).
+    fn bytes_per_body(self) -> u64 {
+        match self {
+            Setup::UniformCube => crate::memory::BODY_BYTES,
+            Setup::Plummer | Setup::ColdDisk => 80,
+            Setup::Collision => 160,
+        }
+    }
+
+    /// `n` bodies from `seed`, after checking `n` against `1..=2^30`
+    /// ([`Error::NoBodies`](crate::Error::NoBodies),
+    /// [`Error::TooManyBodies`](crate::Error::TooManyBodies)) and the memory
+    /// generating them needs against what the process can get
+    /// ([`Error::HostMemoryExceeded`](crate::Error::HostMemoryExceeded)),
+    /// before allocating anything.
+    pub fn generate(self, n: usize, seed: u64) -> crate::Result<Bodies> {
+        crate::memory::check(n, self.bytes_per_body(), "the initial conditions")?;
+        Ok(match self {
+            Setup::UniformCube => uniform_cube(n, seed),
+            Setup::Plummer => plummer(n, seed),
+            Setup::Collision => collision(n, seed),
+            Setup::ColdDisk => cold_disk(n, seed),
+        })
+    }
+}
+
 /// The set-up of NVIDIA Warp's N-body example: positions uniform in `[-s, s]^3` with
 /// `s = 10 (N / 1024)^(1/3)` (constant density), velocities uniform in
 /// `[-1, 1]^3`, unit masses.

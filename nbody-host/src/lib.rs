@@ -42,6 +42,7 @@ mod error;
 mod force;
 pub mod ic;
 mod integrator;
+mod memory;
 pub mod oracle;
 // Launch plans: what the CUDA engine (feature `cuda`) and the emulator execute.
 mod plan;
@@ -61,17 +62,23 @@ pub use force::{ForceLaw, Gravity};
 pub use integrator::Integrator;
 pub use simulation::{Simulation, SimulationBuilder};
 pub use snapshot::Checkpoint;
-pub use state::{Bodies, Energy, Momentum, State};
+pub use state::{Bodies, Body, Energy, Momentum, State};
 pub use tuning::TuningProfile;
 
 /// The PTX module of all kernels, built from `gpu-kernels` by
 /// `scripts/build-ptx.sh` (sm_70, PTX ISA 7.0) and checked in CI to match the source.
 pub const PTX: &str = include_str!("../ptx/gpu_kernels.ptx");
 
-/// `docs/library.md`, whose example runs as a doctest.
+/// `docs/library.md`, whose examples run as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../../docs/library.md")]
 pub struct LibraryGuide;
+
+/// `README.md`, whose examples run as doctests: they use only `nbody_host`
+/// and its re-exports, as a crate depending on it would.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct Readme;
 
 /// The vector types of the public API (`glam::Vec3`, `glam::DVec3`).
 pub use glam;

@@ -4,6 +4,23 @@
 //! Written independently of `gpu-kernels` (no shared code, no `f32`, no fast
 //! reciprocal square root), and simple enough to check by eye. `O(N^2)` per
 //! force evaluation, single-threaded: for validation, not for production runs.
+//!
+//! ```
+//! use nbody_host::oracle::{self, System64};
+//! use nbody_host::{Backend, Integrator, Simulation, ic};
+//!
+//! let bodies = ic::plummer(64, 3);
+//! let mut sys = System64::from_bodies(&bodies);
+//! oracle::advance(&mut sys, Integrator::Leapfrog, 1e-3, 1.0, 0.05, 10);
+//! let mut sim = Simulation::builder(bodies).dt(1e-3).softening(0.05)
+//!     .integrator(Integrator::Leapfrog).backend(Backend::cpu()).build()?;
+//! sim.step(10)?;
+//! let x = sim.positions()?[0];
+//! assert!((x.x as f64 - sys.pos[0][0]).abs() < 1e-5);
+//! let e = oracle::energy(&sys, 1.0, 0.05);
+//! assert!((sim.energy()?.total() - e.total()).abs() < 1e-5 * e.total().abs());
+//! # Ok::<(), nbody_host::Error>(())
+//! ```
 
 use crate::integrator::Integrator;
 use crate::state::{Bodies, Energy};

@@ -1,6 +1,7 @@
 //! [`Simulation`]: the one type users step.
 
 use std::path::Path;
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use glam::Vec3;
 
@@ -10,8 +11,9 @@ use crate::engine::{BackendKind, Engine};
 use crate::error::{Error, Result};
 use crate::force::ForceLaw;
 use crate::integrator::Integrator;
+use crate::memory;
 use crate::snapshot::{self, Checkpoint};
-use crate::state::{Bodies, Energy, Momentum, State};
+use crate::state::{Bodies, Body, Energy, Momentum, State};
 
 /// A running direct-summation N-body simulation.
 ///
@@ -21,11 +23,20 @@ use crate::state::{Bodies, Energy, Momentum, State};
 ///
 /// | to | use |
 /// | --- | --- |
-/// | advance | [`step`](Simulation::step) (checks every step for divergence) |
-/// | read back | [`state`](Simulation::state), [`accelerations`](Simulation::accelerations) |
+/// | advance | [`step`](Simulation::step), [`integrate_to`](Simulation::integrate_to) (both check every step for divergence) |
+/// | read | [`positions`](Simulation::positions), [`velocities`](Simulation::velocities), [`masses`](Simulation::masses), [`bodies`](Simulation::bodies) (borrowed), [`state`](Simulation::state) (a copy), [`accelerations`](Simulation::accelerations) |
 /// | diagnose | [`energy`](Simulation::energy), [`momentum`](Simulation::momentum), [`steps_done`](Simulation::steps_done), [`time`](Simulation::time) |
-/// | save | [`save_npy`](Simulation::save_npy), [`save_checkpoint`](Simulation::save_checkpoint) |
+/// | change | [`add`](Simulation::add), [`extend`](Simulation::extend), [`remove`](Simulation::remove), [`try_clone`](Simulation::try_clone) |
+/// | save | [`save_npy`](Simulation::save_npy), [`save_checkpoint`](Simulation::save_checkpoint), [`ArchiveWriter::append`](crate::snapshot::ArchiveWriter::append) |
 /// | inspect | [`backend`](Simulation::backend), [`method`](Simulation::method), [`params`](Simulation::params), [`len`](Simulation::len) |
+///
+/// Every read and diagnostic takes `&self`. The engine sits behind a
+/// mutex, because the CUDA engine needs exclusive use of its stream for
+/// the copies and reductions a read starts; a step takes `&mut self` and no
+/// lock. What a read copies back (the host mirror of the bodies) and the
+/// energy are kept until the next step, so asking twice costs nothing.
+/// There is no `Clone` because starting a second engine can fail (device
+/// memory); [`try_clone`](Simulation::try_clone) says why when it does.
 ///
 /// ```
 /// use nbody_host::{Backend, Integrator, Kernel, Simulation, ic};
@@ -44,11 +55,21 @@ use crate::state::{Bodies, Energy, Momentum, State};
 /// # Ok::<(), nbody_host::Error>(())
 /// ```
 pub struct Simulation {
-    pub(crate) engine: Box<dyn Engine>,
-    pub(crate) params: Params,
-    pub(crate) n: usize,
-    pub(crate) step: u64,
-    pub(crate) diverged: Option<(u64, usize)>,
+    /// Locked by the reads on `&self`; steps use `get_mut`.
+    engine: Mutex<Box<dyn Engine>>,
+    /// What `engine` was started from (never [`Backend::Auto`]): a rebuild
+    /// ([`Simulation::add`], [`Simulation::try_clone`]) starts the same one.
+    backend: Backend,
+    params: Params,
+    n: usize,
+    step: u64,
+    /// Simulated time: advanced by `params.dt_f64()` each step, in `f64`.
+    time: f64,
+    diverged: Option<(u64, usize)>,
+    /// The bodies at `step`, read back on first use after a step.
+    mirror: OnceLock<Bodies>,
+    /// The energy at `step`, computed on first use after a step.
+    energy: OnceLock<Energy>,
 }
 
 /// Configures and builds a [`Simulation`]; every setter has a default (those
@@ -64,6 +85,7 @@ pub struct SimulationBuilder {
     pub(crate) integrator: Integrator,
     pub(crate) backend: Backend,
     pub(crate) start_step: u64,
+    pub(crate) start_time: f64,
 }
 
 impl SimulationBuilder {
@@ -116,28 +138,26 @@ impl SimulationBuilder {
         self
     }
 
-    /// The step count to start from (what [`Simulation::steps_done`] and
-    /// [`Simulation::time`] count on from); set by [`Simulation::resume`].
-    fn start_step(mut self, step: u64) -> Self {
+    /// The step count and time to start from (what [`Simulation::steps_done`]
+    /// and [`Simulation::time`] count on from); set by [`Simulation::resume`].
+    pub(crate) fn start_at(mut self, step: u64, time: f64) -> Self {
         self.start_step = step;
+        self.start_time = time;
         self
     }
 
-    /// Validates everything and starts the backend.
+    /// Validates everything, checks the host memory the engine needs
+    /// ([`Error::HostMemoryExceeded`]), and starts the backend.
     pub fn build(self) -> Result<Simulation> {
-        self.bodies.validate()?;
         let force = ForceLaw::gravity(self.g, self.softening)?;
         let params = Params::new(self.dt, force, self.kernel, self.integrator)?;
-        // Launch-shape errors (grid too large) before any device work.
-        crate::plan::Plan::new(self.bodies.len(), params)?;
-        let engine = backend::create(self.backend, &self.bodies, &params)?;
-        Ok(Simulation {
-            engine,
+        Simulation::start(
+            self.bodies,
             params,
-            n: self.bodies.len(),
-            step: self.start_step,
-            diverged: None,
-        })
+            self.backend,
+            self.start_step,
+            self.start_time,
+        )
     }
 }
 
@@ -148,14 +168,61 @@ impl Simulation {
         let d = Params::default();
         SimulationBuilder {
             bodies,
-            dt: d.dt() as f64,
+            dt: d.dt_f64(),
             softening: d.gravity().softening() as f64,
             g: d.gravity().g() as f64,
             kernel: d.kernel(),
             integrator: d.integrator(),
             backend: Backend::Auto,
             start_step: 0,
+            start_time: 0.0,
         }
+    }
+
+    /// Validates `bodies` and the launch shapes, checks the memory, starts
+    /// the engine: what [`SimulationBuilder::build`] and every rebuild do.
+    fn start(
+        bodies: Bodies,
+        params: Params,
+        backend: Backend,
+        step: u64,
+        time: f64,
+    ) -> Result<Simulation> {
+        bodies.validate()?;
+        // Launch-shape errors (grid too large) before any device work.
+        crate::plan::Plan::new(bodies.len(), params)?;
+        memory::check(
+            bodies.len(),
+            memory::ENGINE_BYTES_PER_BODY,
+            "the simulation's engine",
+        )?;
+        let (engine, backend) = backend::create(backend, &bodies, &params)?;
+        Ok(Simulation {
+            engine: Mutex::new(engine),
+            backend,
+            params,
+            n: bodies.len(),
+            step,
+            time,
+            diverged: None,
+            // The engine holds these very bits: no read-back needed.
+            mirror: OnceLock::from(bodies),
+            energy: OnceLock::new(),
+        })
+    }
+
+    /// The engine, for the reads on `&self`.
+    fn engine(&self) -> MutexGuard<'_, Box<dyn Engine>> {
+        // A panic inside an engine call leaves nothing half-updated that a
+        // later call relies on: the lock is taken over as it is.
+        self.engine.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The engine, for the steps on `&mut self` (no locking).
+    fn engine_mut(&mut self) -> &mut Box<dyn Engine> {
+        self.engine
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Advances `steps` time steps.
@@ -163,6 +230,17 @@ impl Simulation {
     /// Every step is checked for non-finite positions and velocities; the
     /// first bad step is reported as [`Error::Diverged`], after which the
     /// simulation refuses to step further (its state can still be read).
+    ///
+    /// ```
+    /// use nbody_host::{Backend, Bodies, Error, Simulation};
+    ///
+    /// // A body so fast that its first drift overflows f32.
+    /// let b = Bodies::from_arrays(&[[0.0; 3]], &[[3e38, 0.0, 0.0]], &[1.0])?;
+    /// let mut sim = Simulation::builder(b).dt(10.0).backend(Backend::cpu()).build()?;
+    /// assert!(matches!(sim.step(5), Err(Error::Diverged { step: 1, body: 0 })));
+    /// assert_eq!(sim.steps_done(), 1);
+    /// # Ok::<(), nbody_host::Error>(())
+    /// ```
     pub fn step(&mut self, steps: u64) -> Result<()> {
         if let Some((step, body)) = self.diverged {
             return Err(Error::Diverged { step, body });
@@ -176,55 +254,294 @@ impl Simulation {
                 self.step
             )));
         }
-        match self.engine.step(steps)? {
+        let report = self.engine_mut().step(steps);
+        // Whatever the engine reports, its state may have moved.
+        self.mirror = OnceLock::new();
+        self.energy = OnceLock::new();
+        match report? {
             None => {
-                self.step += steps;
+                self.advance(steps);
                 Ok(())
             }
             Some(d) => {
                 let step = self.step + d.after_step;
-                self.step += d.steps_run;
+                self.advance(d.steps_run);
                 self.diverged = Some((step, d.body));
                 Err(Error::Diverged { step, body: d.body })
             }
         }
     }
 
-    /// Positions, velocities, masses, time and step count (copied back from the device).
-    pub fn state(&mut self) -> Result<State> {
+    /// Counts `steps` taken: the step counter, and the clock one `dt` at a
+    /// time (in `f64`, as REBOUND's `t += dt`: the same additions in a
+    /// straight run and in one resumed from a checkpoint, which stores the
+    /// clock's exact bits).
+    fn advance(&mut self, steps: u64) {
+        self.time = clock_after(self.time, self.params.dt_f64(), steps);
+        self.step += steps;
+    }
+
+    /// Steps until the simulated time reaches `t`; returns the steps taken.
+    ///
+    /// The time step never changes, so the last step may **overshoot** `t`
+    /// by less than one `dt` (what [`time`](Self::time) then says); the
+    /// trajectory is the one [`step`](Self::step) gives, and a resumed run
+    /// repeats it bit for bit. A time within `1e-6 dt` below `t` counts as
+    /// reached, which absorbs the clock's rounding: with `dt = 1e-3`,
+    /// `integrate_to(1.0)` takes 1000 steps, not 1001. To land on `t`
+    /// exactly, choose a `dt` that divides it. `t` before the current time
+    /// (by more than that tolerance), or not finite, is an
+    /// [`Error::InvalidTargetTime`]; a `dt` too small to move the clock at
+    /// this time (`1e17 + 1e-3 == 1e17`) an [`Error::Unsupported`].
+    ///
+    /// ```
+    /// use nbody_host::{Backend, Simulation, ic};
+    ///
+    /// let mut sim = Simulation::builder(ic::plummer(64, 1)).dt(1e-3).backend(Backend::cpu()).build()?;
+    /// assert_eq!(sim.integrate_to(0.25)?, 250);
+    /// assert!((sim.time() - 0.25).abs() < 1e-12);
+    /// assert_eq!(sim.integrate_to(0.2505)?, 1); // overshoots to 0.251
+    /// assert!(sim.integrate_to(0.1).is_err()); // the past
+    /// # Ok::<(), nbody_host::Error>(())
+    /// ```
+    pub fn integrate_to(&mut self, t: f64) -> Result<u64> {
+        let dt = self.params.dt_f64();
+        let reached = t - 1e-6 * dt;
+        // `t` itself may lie a rounding below the clock it was reached at.
+        if !(t.is_finite() && self.time - 1e-6 * dt <= t) {
+            return Err(Error::InvalidTargetTime {
+                target: t,
+                now: self.time,
+            });
+        }
+        // Refuse a count the step counter cannot hold before counting it out.
+        let estimate = ((t - self.time) / dt).ceil();
+        if estimate >= (u64::MAX - self.step) as f64 {
+            return Err(Error::Unsupported(format!(
+                "integrating to t = {t} from t = {} with dt = {dt} needs about {estimate:e} steps, more than the step counter holds",
+                self.time
+            )));
+        }
+        let (mut steps, mut time) = (0u64, self.time);
+        while time < reached {
+            let next = clock_after(time, dt, 1);
+            if next == time {
+                return Err(Error::Unsupported(format!(
+                    "cannot integrate to t = {t}: at t = {time} a step of dt = {dt} is below the \
+                     resolution of the f64 clock, which would stop"
+                )));
+            }
+            time = next;
+            steps += 1;
+        }
+        self.step(steps)?;
+        Ok(steps)
+    }
+
+    /// Positions, velocities, masses, time and step count: a copy of
+    /// [`bodies`](Self::bodies) (copied back from the device if a step came
+    /// since the last read).
+    pub fn state(&self) -> Result<State> {
         Ok(State {
-            bodies: self.engine.read_state()?,
-            time: self.time(),
+            bodies: self.bodies()?.clone(),
+            time: self.time,
             step: self.step,
         })
     }
 
-    /// Kinetic, softened potential and total energy, computed on the backend
-    /// and summed in `f64`.
-    pub fn energy(&mut self) -> Result<Energy> {
-        self.engine.energy()
+    /// The bodies now, borrowed from the host mirror: copied back from the
+    /// device on the first read after a step, then kept until the next one.
+    ///
+    /// ```
+    /// use nbody_host::{Backend, Simulation, ic};
+    ///
+    /// let mut sim = Simulation::builder(ic::plummer(64, 1)).backend(Backend::cpu()).build()?;
+    /// let x0 = sim.positions()?[0];
+    /// sim.step(10)?;
+    /// assert_ne!(sim.positions()?[0], x0);
+    /// assert_eq!(sim.masses()?.len(), 64);
+    /// assert_eq!(sim.bodies()?.velocities, sim.velocities()?);
+    /// # Ok::<(), nbody_host::Error>(())
+    /// ```
+    pub fn bodies(&self) -> Result<&Bodies> {
+        if let Some(bodies) = self.mirror.get() {
+            return Ok(bodies);
+        }
+        let bodies = self.engine().read_state()?;
+        Ok(self.mirror.get_or_init(|| bodies))
     }
 
-    /// Linear and angular momentum and centre of mass.
-    pub fn momentum(&mut self) -> Result<Momentum> {
-        Ok(self.engine.read_state()?.momentum())
+    /// Positions now (see [`bodies`](Self::bodies)).
+    pub fn positions(&self) -> Result<&[Vec3]> {
+        Ok(&self.bodies()?.positions)
+    }
+
+    /// Velocities now (see [`bodies`](Self::bodies)).
+    pub fn velocities(&self) -> Result<&[Vec3]> {
+        Ok(&self.bodies()?.velocities)
+    }
+
+    /// Masses (see [`bodies`](Self::bodies)).
+    pub fn masses(&self) -> Result<&[f32]> {
+        Ok(&self.bodies()?.masses)
+    }
+
+    /// Kinetic, softened potential and total energy, computed on the backend
+    /// and summed in `f64`; kept until the next step, so it changes nothing
+    /// and costs one pair sweep per state at most.
+    ///
+    /// A non-finite energy (bodies that coincide at softening 0) is an
+    /// [`Error::NonFiniteEnergy`], not a NaN to compare.
+    ///
+    /// ```
+    /// use nbody_host::{Backend, Simulation, ic};
+    ///
+    /// let sim = Simulation::builder(ic::plummer(64, 1)).softening(0.01).backend(Backend::cpu()).build()?;
+    /// let e = sim.energy()?;
+    /// assert!(e.kinetic > 0.0 && e.potential < 0.0);
+    /// assert_eq!(sim.energy()?, e); // cached, same bits
+    /// # Ok::<(), nbody_host::Error>(())
+    /// ```
+    pub fn energy(&self) -> Result<Energy> {
+        if let Some(energy) = self.energy.get() {
+            return Ok(*energy);
+        }
+        let energy = self.engine().energy()?;
+        if !(energy.kinetic.is_finite() && energy.potential.is_finite()) {
+            return Err(Error::NonFiniteEnergy {
+                step: self.step,
+                kinetic: energy.kinetic,
+                potential: energy.potential,
+            });
+        }
+        Ok(*self.energy.get_or_init(|| energy))
+    }
+
+    /// Linear and angular momentum and centre of mass (from the host mirror).
+    ///
+    /// ```
+    /// use nbody_host::{Backend, Simulation, ic};
+    ///
+    /// let mut sim = Simulation::builder(ic::plummer(128, 2)).backend(Backend::cpu()).build()?;
+    /// let p0 = sim.momentum()?.linear;
+    /// sim.step(20)?;
+    /// // Pairwise forces conserve momentum, to f32 rounding.
+    /// assert!((sim.momentum()?.linear - p0).length() < 1e-5);
+    /// # Ok::<(), nbody_host::Error>(())
+    /// ```
+    pub fn momentum(&self) -> Result<Momentum> {
+        Ok(self.bodies()?.momentum())
     }
 
     /// Accelerations (`G`-scaled) at the current positions, by the configured kernel.
-    pub fn accelerations(&mut self) -> Result<Vec<Vec3>> {
-        self.engine.accelerations()
+    pub fn accelerations(&self) -> Result<Vec<Vec3>> {
+        self.engine().accelerations()
     }
 
     /// The backend in use (what [`Backend::Auto`] resolved to).
     pub fn backend(&self) -> BackendKind {
-        self.engine.kind()
+        self.engine().kind()
     }
 
     /// What enumerates the pairs, named as it runs: the GPU kernel family
     /// (`"simt"`, `"tiled"`, `"triangle"`), or on the CPU `"all-pairs"` or
     /// `"third-law"` (see [`Kernel`]).
     pub fn method(&self) -> &'static str {
-        self.engine.method()
+        self.engine().method()
+    }
+
+    /// Adds a body (REBOUND's `sim.add`). The engine is started again from
+    /// the current state with the new body, keeping time, step count,
+    /// parameters and backend: O(N) work and, while it runs, memory for two
+    /// engines; add many at once with [`extend`](Self::extend). A bad body
+    /// is an error naming it (its index is `len()` before the call), and
+    /// the simulation is unchanged on any error. For leapfrog, the
+    /// accelerations are computed afresh, including the new body's pull.
+    ///
+    /// ```
+    /// use nbody_host::{Backend, Bodies, Body, Simulation};
+    ///
+    /// let sun = Bodies::from_arrays(&[[0.0; 3]], &[[0.0; 3]], &[1.0])?;
+    /// let mut sim = Simulation::builder(sun).softening(0.0).dt(1e-3).backend(Backend::cpu()).build()?;
+    /// sim.add(Body::new(1e-3, [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]))?;
+    /// sim.integrate_to(1.0)?;
+    /// assert_eq!(sim.len(), 2);
+    /// let planet = sim.remove(1)?;
+    /// assert!((planet.position.length() - 1.0).abs() < 1e-2); // a circular orbit
+    /// assert!(sim.add(Body::new(-1.0, [0.0; 3], [0.0; 3])).is_err()); // names the mass
+    /// # Ok::<(), nbody_host::Error>(())
+    /// ```
+    pub fn add(&mut self, body: Body) -> Result<()> {
+        let mut bodies = self.live_bodies()?.clone();
+        bodies.push(body);
+        self.restart(bodies)
+    }
+
+    /// Adds all of `more` (see [`add`](Self::add)) with one restart.
+    pub fn extend(&mut self, more: &Bodies) -> Result<()> {
+        let mut bodies = self.live_bodies()?.clone();
+        bodies.positions.extend_from_slice(&more.positions);
+        bodies.velocities.extend_from_slice(&more.velocities);
+        bodies.masses.extend_from_slice(&more.masses);
+        self.restart(bodies)
+    }
+
+    /// Removes body `index` and returns it; the others keep their order
+    /// (so indices above `index` move down by one). Restarts the engine as
+    /// [`add`](Self::add) does. [`Error::NoSuchBody`] past the end,
+    /// [`Error::NoBodies`] for the last body.
+    pub fn remove(&mut self, index: usize) -> Result<Body> {
+        let mut bodies = self.live_bodies()?.clone();
+        let body = bodies
+            .remove(index)
+            .ok_or(Error::NoSuchBody { index, n: self.n })?;
+        self.restart(bodies)?;
+        Ok(body)
+    }
+
+    /// A second, independent simulation in the same state (time, step
+    /// count, parameters, backend) on an engine of its own, which continues
+    /// bit-identically where the backend is deterministic (see
+    /// [`Simulation::resume`]). Fails where the second engine cannot start
+    /// (CUDA device memory), which is why this is not `Clone`.
+    ///
+    /// ```
+    /// use nbody_host::{Backend, Simulation, ic};
+    ///
+    /// let mut a = Simulation::builder(ic::plummer(64, 1)).backend(Backend::cpu()).build()?;
+    /// a.step(3)?;
+    /// let mut b = a.try_clone()?;
+    /// a.step(5)?;
+    /// b.step(5)?;
+    /// assert_eq!(a.state()?, b.state()?);
+    /// # Ok::<(), nbody_host::Error>(())
+    /// ```
+    pub fn try_clone(&self) -> Result<Simulation> {
+        let mut copy = Simulation::start(
+            self.bodies()?.clone(),
+            self.params,
+            self.backend,
+            self.step,
+            self.time,
+        )?;
+        copy.diverged = self.diverged;
+        Ok(copy)
+    }
+
+    /// The bodies, or [`Error::Diverged`] for a run that diverged (whose
+    /// state cannot start an engine).
+    fn live_bodies(&self) -> Result<&Bodies> {
+        if let Some((step, body)) = self.diverged {
+            return Err(Error::Diverged { step, body });
+        }
+        self.bodies()
+    }
+
+    /// Replaces the engine by one started from `bodies`, keeping everything
+    /// else; on error nothing changes.
+    fn restart(&mut self, bodies: Bodies) -> Result<()> {
+        *self = Simulation::start(bodies, self.params, self.backend, self.step, self.time)?;
+        Ok(())
     }
 
     /// The validated parameters.
@@ -247,55 +564,80 @@ impl Simulation {
         self.step
     }
 
-    /// Simulated time, `steps_done * dt`.
+    /// Simulated time: the start's (0, or the checkpoint's) plus
+    /// [`Params::dt_f64`] for every step since, added in `f64` one step at
+    /// a time, whatever the `dt` of the steps before a resume.
     pub fn time(&self) -> f64 {
-        self.step as f64 * self.params.dt() as f64
+        self.time
     }
 
     /// Saves the bodies as a numpy `.npy` file of shape `(N, 7)`
     /// ([`snapshot::save_npy`]); refuses a diverged simulation
     /// ([`Error::NonFiniteSnapshot`]).
-    pub fn save_npy(&mut self, path: impl AsRef<Path>) -> Result<()> {
+    pub fn save_npy(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         self.refuse_if_diverged(path)?;
-        snapshot::save_npy(path, &self.engine.read_state()?)
+        snapshot::save_npy(path, self.bodies()?)
     }
 
-    /// Writes a [`Checkpoint`] (state, step, parameters, backend) atomically,
-    /// for [`Simulation::resume`]; refuses a diverged simulation
+    /// Writes a [`Checkpoint`] (state, step, time, parameters, backend)
+    /// atomically, for [`Simulation::resume`]; refuses a diverged simulation
     /// ([`Error::NonFiniteSnapshot`]).
-    pub fn save_checkpoint(&mut self, path: impl AsRef<Path>) -> Result<()> {
+    pub fn save_checkpoint(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         self.refuse_if_diverged(path)?;
         Checkpoint {
             state: self.state()?,
             params: self.params,
-            backend: self.engine.kind(),
+            backend: self.backend(),
         }
         .save(path)
     }
 
     /// A builder that continues the run saved by [`Simulation::save_checkpoint`]:
-    /// same bodies, step count and parameters (any of which the builder can
-    /// still change). The backend is [`Backend::Auto`] unless set; on the
-    /// backend it was saved from, the continued run is bit-identical to one
-    /// that was never interrupted.
+    /// same bodies, step count, time and parameters (any of which but the
+    /// step count and time the builder can still change; the clock goes on
+    /// from the checkpoint's time with the new `dt`). The backend is
+    /// [`Backend::Auto`] unless set; on the backend it was saved from, the
+    /// continued run is bit-identical to one that was never interrupted.
+    ///
+    /// ```
+    /// use nbody_host::{Backend, Simulation, ic};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("run.ckpt");
+    /// let build = || Simulation::builder(ic::plummer(64, 5)).dt(0.01).backend(Backend::cpu()).build();
+    /// let mut straight = build()?;
+    /// straight.step(10)?;
+    /// let mut first = build()?;
+    /// first.step(4)?;
+    /// first.save_checkpoint(&path)?;
+    /// let mut resumed = Simulation::resume(&path)?.backend(Backend::cpu()).build()?;
+    /// resumed.step(6)?;
+    /// assert_eq!(resumed.state()?, straight.state()?); // bits, step and time
+    /// # Ok::<(), nbody_host::Error>(())
+    /// ```
     pub fn resume(path: impl AsRef<Path>) -> Result<SimulationBuilder> {
         Ok(Simulation::from_checkpoint(Checkpoint::load(path)?))
     }
 
     /// A builder that continues from a loaded [`Checkpoint`] (see [`Simulation::resume`]).
     pub fn from_checkpoint(checkpoint: Checkpoint) -> SimulationBuilder {
-        let p = checkpoint.params;
-        let ForceLaw::Gravity(gravity) = p.force();
-        // f32 -> f64 -> f32 is exact: the resumed run gets the very same bits.
-        Simulation::builder(checkpoint.state.bodies)
-            .dt(p.dt() as f64)
+        Simulation::continue_from(checkpoint.state, &checkpoint.params)
+    }
+
+    /// A builder that continues from `state` with `params` (a checkpoint's
+    /// or an archive record's): same bodies, step count, time and parameters.
+    pub(crate) fn continue_from(state: State, params: &Params) -> SimulationBuilder {
+        let ForceLaw::Gravity(gravity) = params.force();
+        // f32 -> f64 -> f32 is exact: the continued run gets the very same bits.
+        Simulation::builder(state.bodies)
+            .dt(params.dt_f64())
             .softening(gravity.softening() as f64)
             .gravitational_constant(gravity.g() as f64)
-            .kernel(p.kernel())
-            .integrator(p.integrator())
-            .start_step(checkpoint.state.step)
+            .kernel(params.kernel())
+            .integrator(params.integrator())
+            .start_at(state.step, state.time)
     }
 
     fn refuse_if_diverged(&self, path: &Path) -> Result<()> {
@@ -311,17 +653,26 @@ impl Simulation {
     /// Seconds the device spent stepping, where the backend times it itself
     /// (CUDA events); `None` on the CPU backends.
     pub fn device_seconds(&self) -> Option<f64> {
-        self.engine.device_seconds()
+        self.engine().device_seconds()
     }
+}
+
+/// `time` advanced by `dt` `steps` times, one addition per step.
+fn clock_after(mut time: f64, dt: f64, steps: u64) -> f64 {
+    for _ in 0..steps {
+        time += dt;
+    }
+    time
 }
 
 impl std::fmt::Debug for Simulation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Simulation")
-            .field("backend", &self.engine.kind())
+            .field("backend", &self.backend())
             .field("n", &self.n)
             .field("params", &self.params)
             .field("step", &self.step)
+            .field("time", &self.time)
             .finish()
     }
 }

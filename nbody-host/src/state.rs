@@ -23,6 +23,16 @@ pub struct Bodies {
 
 impl Bodies {
     /// Bodies from plain arrays, validated ([`Bodies::validate`]).
+    ///
+    /// ```
+    /// use nbody_host::{Bodies, Error};
+    ///
+    /// let b = Bodies::from_arrays(&[[0.0; 3], [1.0, 0.0, 0.0]], &[[0.0; 3]; 2], &[1.0, 0.5])?;
+    /// assert_eq!(b.len(), 2);
+    /// let e = Bodies::from_arrays(&[[0.0; 3]], &[[0.0; 3]], &[-1.0]).unwrap_err();
+    /// assert!(matches!(e, Error::InvalidMass { index: 0, .. }));
+    /// # Ok::<(), nbody_host::Error>(())
+    /// ```
     pub fn from_arrays(
         positions: &[[f32; 3]],
         velocities: &[[f32; 3]],
@@ -156,12 +166,72 @@ impl Bodies {
     }
 }
 
+/// One body: what [`Simulation::add`](crate::Simulation::add) takes and
+/// [`Simulation::remove`](crate::Simulation::remove) gives back.
+///
+/// ```
+/// use nbody_host::Body;
+///
+/// let moon = Body::new(0.0123, [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]);
+/// assert_eq!(moon.position.x, 1.0);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Body {
+    /// Position.
+    pub position: Vec3,
+    /// Velocity.
+    pub velocity: Vec3,
+    /// Mass (finite, `>= 0`).
+    pub mass: f32,
+}
+
+impl Body {
+    /// A body of `mass` at `position` moving with `velocity` (arrays or
+    /// [`glam::Vec3`]); validated when it joins a simulation.
+    pub fn new(mass: f32, position: impl Into<Vec3>, velocity: impl Into<Vec3>) -> Body {
+        Body {
+            position: position.into(),
+            velocity: velocity.into(),
+            mass,
+        }
+    }
+}
+
+impl Bodies {
+    /// Body `index`, if there is one.
+    pub fn get(&self, index: usize) -> Option<Body> {
+        Some(Body {
+            position: *self.positions.get(index)?,
+            velocity: *self.velocities.get(index)?,
+            mass: *self.masses.get(index)?,
+        })
+    }
+
+    /// Appends `body` (not validated here: [`Bodies::validate`] does that).
+    pub fn push(&mut self, body: Body) {
+        self.positions.push(body.position);
+        self.velocities.push(body.velocity);
+        self.masses.push(body.mass);
+    }
+
+    /// Removes body `index`, keeping the order of the others; `None` if
+    /// there is no such body.
+    pub fn remove(&mut self, index: usize) -> Option<Body> {
+        let body = self.get(index)?;
+        self.positions.remove(index);
+        self.velocities.remove(index);
+        self.masses.remove(index);
+        Some(body)
+    }
+}
+
 /// A snapshot of a running simulation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct State {
     /// Positions, velocities, masses.
     pub bodies: Bodies,
-    /// Simulated time (`step * dt`, in `f64`).
+    /// Simulated time, in `f64`: the start's (or the checkpoint's) plus
+    /// [`Params::dt_f64`](crate::Params::dt_f64) per step.
     pub time: f64,
     /// Steps taken since the start (across checkpoints).
     pub step: u64,

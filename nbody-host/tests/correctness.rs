@@ -118,7 +118,7 @@ fn check_accelerations(backend: Backend, kernel: Kernel) -> f64 {
         for eps in SOFTENINGS {
             let reference = oracle::accelerations(&sys.pos, &sys.mass, G, eps);
             let scale = magnitude_sums(&sys, eps);
-            let mut sim = simulation(b, backend, kernel, Integrator::SemiImplicitEuler, eps, 0.01);
+            let sim = simulation(b, backend, kernel, Integrator::SemiImplicitEuler, eps, 0.01);
             let acc = sim.accelerations().unwrap();
             assert_eq!(acc.len(), n);
             for i in 0..n {
@@ -240,7 +240,7 @@ fn emulated_kernels_with_their_largest_blocks() {
             let sys = System64::from_bodies(b);
             let reference = oracle::accelerations(&sys.pos, &sys.mass, G, 0.1);
             let scale = magnitude_sums(&sys, 0.1);
-            let mut sim = simulation(b, EMULATOR, kernel, Integrator::Leapfrog, 0.1, 1e-3);
+            let sim = simulation(b, EMULATOR, kernel, Integrator::Leapfrog, 0.1, 1e-3);
             let acc = sim.accelerations().unwrap();
             for (i, (a, r)) in acc.iter().zip(&reference).enumerate() {
                 let bound = (b.len() as f64 + 8.0) * U * scale[i];

@@ -84,7 +84,7 @@ fn every_isa_and_kernel_matches_the_oracle() {
             let want = oracle::accelerations(&sys.pos, &sys.mass, 1.0, eps as f32 as f64);
             for (k, &isa) in isas.iter().enumerate() {
                 for kernel in kernels() {
-                    let mut s = sim(&b, kernel, eps, tuning(isa));
+                    let s = sim(&b, kernel, eps, tuning(isa));
                     assert_eq!(
                         s.backend(),
                         BackendKind::Cpu {

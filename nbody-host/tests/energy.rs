@@ -108,3 +108,73 @@ fn leapfrog_conserves_a_plummer_sphere_and_euler_errs_more() {
         "Euler max |dE/E| = {eu_max:e}"
     );
 }
+
+/// Issue 14, defect 6: the CPU energy (the SIMD third-law potential loop,
+/// accumulated in `f64`) equals the `f64` oracle's to a bound derived from
+/// its operations, for every instruction set this CPU has.
+///
+/// Each pair term `m_j / sqrt(d^2)` is computed in `f32` from the same
+/// `f32` inputs the oracle reads exactly (`u = 2^-24`): `dx = x_j - x_i`
+/// rounds once (so `dx^2` carries `2u`), the three fused multiply-adds of
+/// `d^2 = dz dz + (dy dy + (dx dx + eps^2))` round three times (`eps^2`
+/// itself once), so `d^2` is within `5u`; the correctly rounded square root
+/// halves that and adds `u` (`3.5u`), the division `u` (`4.5u`), the
+/// product with `m_j` `u`: `5.5u`, to first order. The rest is `f64`: the
+/// product with `m_i` and the sums, at most `N 2^-53` relative for either
+/// side. All terms have the same sign, so the potential is within
+/// `(5.5u + 2 N 2^-53) |U|`; the test allows `6u + 2 N 2^-53`. The kinetic
+/// energy is the same `f64` sum on both sides: equal to `N 2^-53`.
+#[test]
+fn cpu_energy_matches_the_oracle_to_the_derived_bound() {
+    use nbody_host::oracle::{self, System64};
+    use nbody_host::{CpuTuning, Isa};
+    let u = 2f64.powi(-24);
+    let mut worst = 0.0f64;
+    for isa in Isa::available() {
+        for n in [1usize, 2, 33, 1000, 2048] {
+            let mut bodies = ic::uniform_cube(n, 11);
+            // Unequal masses over three decades.
+            for (i, m) in bodies.masses.iter_mut().enumerate() {
+                *m = 10f32.powf((i % 7) as f32 / 2.0 - 1.5);
+            }
+            for eps in [0.0, 0.1] {
+                let sim = Simulation::builder(bodies.clone())
+                    .softening(eps)
+                    .gravitational_constant(0.7)
+                    .backend(Backend::Cpu(CpuTuning {
+                        isa: Some(isa),
+                        ..CpuTuning::default()
+                    }))
+                    .build()
+                    .unwrap();
+                let got = sim.energy().unwrap();
+                let p = sim.params().gravity();
+                let want = oracle::energy(
+                    &System64::from_bodies(&bodies),
+                    p.g() as f64,
+                    p.softening() as f64,
+                );
+                let what = format!("{isa} N = {n} eps = {eps}");
+                let summation = 2.0 * n as f64 * 2f64.powi(-53);
+                assert!(
+                    (got.kinetic - want.kinetic).abs() <= summation * want.kinetic.abs(),
+                    "{what}: kinetic {} vs {}",
+                    got.kinetic,
+                    want.kinetic
+                );
+                let err = (got.potential - want.potential).abs();
+                let bound = (6.0 * u + summation) * want.potential.abs();
+                assert!(
+                    err <= bound,
+                    "{what}: potential {} vs {}, error {err:e} > bound {bound:e}",
+                    got.potential,
+                    want.potential
+                );
+                if want.potential != 0.0 {
+                    worst = worst.max(err / (u * want.potential.abs()));
+                }
+            }
+        }
+    }
+    println!("largest potential error: {worst:.3} u (bound 6 u)");
+}

@@ -278,7 +278,7 @@ fn diverged_reports_the_step_and_body() {
         assert!(matches!(again, Error::Diverged { step: s, body: 1 } if s == step));
     }
     // The step is counted from the start of the run, across a resume.
-    let mut start = runaway(Integrator::SemiImplicitEuler);
+    let start = runaway(Integrator::SemiImplicitEuler);
     let checkpoint = Checkpoint {
         state: State {
             bodies: start.state().unwrap().bodies,
@@ -372,7 +372,7 @@ fn invalid_file() {
 fn io_errors_name_the_path() {
     let dir = tempfile::tempdir().unwrap();
     let missing_dir = dir.path().join("no/such/dir/out.npy");
-    let mut sim = build(two()).unwrap();
+    let sim = build(two()).unwrap();
     for e in [
         sim.save_npy(&missing_dir).unwrap_err(),
         sim.save_checkpoint(&missing_dir).unwrap_err(),
@@ -393,7 +393,7 @@ fn io_errors_name_the_path() {
 
 #[test]
 fn step_counter_overflow_is_an_error_not_a_panic() {
-    let mut sim = build(two()).unwrap();
+    let sim = build(two()).unwrap();
     let checkpoint = Checkpoint {
         state: State {
             bodies: sim.state().unwrap().bodies,

@@ -1,7 +1,7 @@
 //! The `nbody_tiled` example's command line, run in-process: its source is
 //! compiled into this test as a module, so `cargo test --test example_cli`
-//! needs no separately built binary. `main` only adds the exit status (2 on
-//! error) and the terminal check for the progress bar.
+//! needs no separately built binary. `main` only prints the error line,
+//! turns its status into the exit code and picks the progress display.
 
 #[allow(dead_code)]
 #[path = "../../examples/nbody_tiled.rs"]
@@ -11,12 +11,32 @@ use std::path::Path;
 
 use nbody_host::{Bodies, snapshot};
 
+mod common;
+use common::bits;
+
+/// What a run of the example printed and how it ended.
+struct Outcome {
+    out: String,
+    err: String,
+    result: Result<(), nbody_tiled::Failure>,
+}
+
+/// Runs the example with `args`, progress shown as `progress`.
+fn run_with(args: &[&str], progress: nbody_tiled::Progress) -> Outcome {
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let argv = std::iter::once("nbody_tiled").chain(args.iter().copied());
+    let result = nbody_tiled::cli(argv, &mut out, &mut err, progress);
+    Outcome {
+        out: String::from_utf8(out).unwrap(),
+        err: String::from_utf8(err).unwrap(),
+        result,
+    }
+}
+
 /// Runs the example with `args`; stdout and the `Err` line.
 fn run(args: &[&str]) -> (String, Result<(), String>) {
-    let mut out = Vec::new();
-    let argv = std::iter::once("nbody_tiled").chain(args.iter().copied());
-    let result = nbody_tiled::cli(argv, &mut out, false);
-    (String::from_utf8(out).unwrap(), result)
+    let o = run_with(args, nbody_tiled::Progress::Off);
+    (o.out, o.result.map_err(|f| f.line))
 }
 
 fn run_ok(args: &[&str]) -> String {
@@ -36,16 +56,6 @@ fn run_err(args: &[&str]) -> String {
     assert!(!line.contains("panicked"), "{line:?}");
     assert!(out.is_empty(), "no report on error: {out}");
     line
-}
-
-fn bits(b: &Bodies) -> Vec<u32> {
-    b.positions
-        .iter()
-        .chain(&b.velocities)
-        .flat_map(|v| v.to_array())
-        .chain(b.masses.iter().copied())
-        .map(f32::to_bits)
-        .collect()
 }
 
 /// The `key=value` fields of the `result` line, checked for exactly the
@@ -299,4 +309,443 @@ fn render_writes_a_gif_with_the_expected_frames() {
     );
     let line = run_err(&[&common[..], &["--render", "/no/such/dir/x.gif"]].concat());
     assert!(line.contains("/no/such/dir"), "{line}");
+}
+
+/// Issue 14's repro of defect 2: `RAYON_NUM_THREADS=1` and `=2` runs of
+/// `--n 2048 --steps 1 --kernel triangle --save` wrote different files. A
+/// rayon pool of that many threads around the command line is what the
+/// variable sets up for the binary.
+#[test]
+fn saved_state_is_the_same_on_1_and_2_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let saved: Vec<Vec<u8>> = [1, 2]
+        .into_iter()
+        .map(|threads| {
+            let path = dir.path().join(format!("t{threads}.npy"));
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                run_ok(&[
+                    "--n",
+                    "2048",
+                    "--steps",
+                    "1",
+                    "--kernel",
+                    "triangle",
+                    "--backend",
+                    "cpu",
+                    "--save",
+                    path.to_str().unwrap(),
+                ])
+            });
+            std::fs::read(&path).unwrap()
+        })
+        .collect();
+    assert!(saved[0] == saved[1], "t1.npy and t2.npy differ");
+}
+
+/// Writes `bodies` as an .npy file in `dir` for `--init`; returns its path.
+fn init_file(dir: &Path, name: &str, bodies: &Bodies) -> String {
+    let path = dir.join(name);
+    snapshot::save_npy(&path, bodies).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+/// A body so fast that its first drift (`--dt 10`) overflows `f32`, while
+/// the energy is finite in `f64`: a run that diverges at once.
+fn runaway_pair() -> Bodies {
+    Bodies::from_arrays(
+        &[[0.0; 3], [1.0, 0.0, 0.0]],
+        &[[3e38, 0.0, 0.0], [0.0; 3]],
+        &[1.0, 1.0],
+    )
+    .unwrap()
+}
+
+/// Issue 14, defect 4: an N too large to index or to allocate is an error
+/// before anything is allocated (it was a capacity-overflow panic, or an
+/// allocation abort).
+#[test]
+fn huge_n_is_refused_before_allocating() {
+    let e = run_err(&["--n", "18446744073709551615", "--backend", "cpu"]);
+    assert!(
+        e.contains("N = 18446744073709551615") && e.contains("1073741824"),
+        "{e}"
+    );
+    let e = run_err(&["--n", "1073741825", "--backend", "cpu"]);
+    assert!(e.contains("N = 1073741825"), "{e}");
+}
+
+/// Under `ulimit -v 3000000` (3 GB of address space), `--n 2^30` fits the
+/// kernels' indexing but not the memory: an error naming the bytes (it
+/// was an allocation abort, exit 134). The test re-runs itself in a child
+/// process with the limit set (Linux: `sh` and `ulimit`).
+#[cfg(target_os = "linux")]
+#[test]
+fn huge_n_under_a_memory_limit_is_an_error_naming_the_bytes() {
+    if std::env::var_os("NBODY_TEST_CHILD").is_some() {
+        let (_, result) = run(&["--n", "1073741824", "--backend", "cpu", "--steps", "1"]);
+        println!("CHILD RESULT {result:?}");
+        return;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 3000000 && exec \"$0\" \"$@\"")
+        .arg(&exe)
+        .args([
+            "--exact",
+            "huge_n_under_a_memory_limit_is_an_error_naming_the_bytes",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env("NBODY_TEST_CHILD", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the child failed ({:?}): {stdout} {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("CHILD RESULT"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        line.contains("N = 1073741824") && line.contains("bytes of host memory"),
+        "{line}"
+    );
+}
+
+/// Issue 14, defect 5: every output path is checked before the run. The
+/// run diverges at its first step, so an error that names the path shows
+/// the path was checked first.
+#[test]
+fn output_paths_are_checked_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let init = init_file(dir.path(), "pair.npy", &runaway_pair());
+    let run = [
+        "--init",
+        &init,
+        "--dt",
+        "10",
+        "--steps",
+        "3",
+        "--backend",
+        "cpu",
+    ];
+    // The run itself fails with a divergence.
+    let e = run_err(&run);
+    assert!(e.contains("non-finite at step 1"), "{e}");
+    for flag in ["--save", "--checkpoint", "--render", "--archive"] {
+        let e = run_err(&[&run[..], &[flag, "/nonexistent_dir/x.out"]].concat());
+        assert!(
+            e.contains("/nonexistent_dir") && !e.contains("non-finite"),
+            "{flag}: {e}"
+        );
+    }
+}
+
+/// Issue 14, defect 6: `--no-energy` skips both energy sums; the result
+/// line says `energy_rel_change=skipped`. Coincident bodies at softening 0
+/// have an infinite energy, which stops a run that computes it.
+#[test]
+fn no_energy_skips_the_energy() {
+    let dir = tempfile::tempdir().unwrap();
+    let coincident =
+        Bodies::from_arrays(&[[0.5; 3], [0.5; 3]], &[[0.0; 3]; 2], &[1.0, 1.0]).unwrap();
+    let init = init_file(dir.path(), "same.npy", &coincident);
+    let common = [
+        "--init",
+        &init,
+        "--softening",
+        "0",
+        "--steps",
+        "2",
+        "--backend",
+        "cpu",
+    ];
+    let e = run_err(&common);
+    assert!(e.contains("energy") && e.contains("not finite"), "{e}");
+    let out = run_ok(&[&common[..], &["--no-energy"]].concat());
+    let f = result_fields(&out);
+    assert_eq!(
+        f[7],
+        ("energy_rel_change".into(), "skipped".into()),
+        "{out}"
+    );
+    assert!(out.contains("energy      skipped (--no-energy)"), "{out}");
+}
+
+/// Issue 14, defect 8: a fresh run does not overwrite an existing
+/// checkpoint or archive unless `--force`.
+#[test]
+fn existing_outputs_of_another_run_need_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let ckpt = dir.path().join("run.ckpt");
+    let ckpt = ckpt.to_str().unwrap();
+    let archive = dir.path().join("run.nbar");
+    let archive = archive.to_str().unwrap();
+    for (flag, path) in [("--checkpoint", ckpt), ("--archive", archive)] {
+        std::fs::write(path, b"another run's file").unwrap();
+        let args = ["--n", "32", "--steps", "2", "--backend", "cpu", flag, path];
+        let e = run_err(&args);
+        assert!(e.contains(path) && e.contains("--force"), "{e}");
+        assert_eq!(std::fs::read(path).unwrap(), b"another run's file");
+        run_ok(&[&args[..], &["--force"]].concat());
+        assert_ne!(std::fs::read(path).unwrap(), b"another run's file");
+    }
+}
+
+/// Issue 14, defect 8: on `--resume`, `--steps` below the checkpoint's step
+/// is an error; parameters other than the checkpoint's are refused unless
+/// `--allow-changes`, which applies them and says so; `--seed` with
+/// `--resume` or `--init` is refused.
+#[test]
+fn resume_refuses_what_it_would_silently_ignore() {
+    let dir = tempfile::tempdir().unwrap();
+    let ckpt = dir.path().join("run.ckpt");
+    let ckpt = ckpt.to_str().unwrap();
+    run_ok(&[
+        "--n",
+        "32",
+        "--steps",
+        "7",
+        "--dt",
+        "0.02",
+        "--backend",
+        "cpu",
+        "--checkpoint",
+        ckpt,
+    ]);
+    let e = run_err(&["--resume", ckpt, "--steps", "5", "--backend", "cpu"]);
+    assert!(e.contains("--steps 5") && e.contains("step 7"), "{e}");
+    let out = run_ok(&["--resume", ckpt, "--steps", "7", "--backend", "cpu"]);
+    assert_eq!(result_fields(&out)[4].1, "0");
+    let resume = ["--resume", ckpt, "--steps", "8", "--backend", "cpu"];
+    for (flag, value, needle) in [
+        ("--dt", "0.05", "dt 0.02 -> 0.05"),
+        ("--kernel", "triangle", "kernel tiled -> triangle"),
+        ("--integrator", "leapfrog", "integrator euler -> leapfrog"),
+        ("--softening", "0.2", "softening 0.1 -> 0.2"),
+        ("--block", "64", "block 256 -> 64"),
+    ] {
+        let args = [&resume[..], &[flag, value]].concat();
+        let e = run_err(&args);
+        assert!(e.contains(needle) && e.contains("--allow-changes"), "{e}");
+        let out = run_ok(&[&args[..], &["--allow-changes"]].concat());
+        assert!(out.contains(needle), "{out}");
+    }
+    // The checkpoint's own values are not changes.
+    run_ok(&[&resume[..], &["--dt", "0.02"]].concat());
+    let init = init_file(dir.path(), "init.npy", &nbody_host::ic::plummer(8, 1));
+    for other in [["--resume", ckpt], ["--init", init.as_str()]] {
+        let e = run_err(&[&other[..], &["--seed", "3", "--backend", "cpu"]].concat());
+        assert!(e.contains("--seed"), "{e}");
+    }
+}
+
+/// `--version`, and the help states the units and the exit statuses.
+#[test]
+fn version_units_and_exit_statuses_are_documented() {
+    let (out, result) = run(&["--version"]);
+    assert!(result.is_ok(), "{result:?}");
+    assert_eq!(
+        out.trim(),
+        format!("nbody_tiled {}", env!("CARGO_PKG_VERSION"))
+    );
+    let (help, _) = run(&["--help"]);
+    for needle in [
+        "Units:",
+        "G = 1",
+        "Exit status:",
+        "--no-energy",
+        "--archive",
+        "--force",
+    ] {
+        assert!(help.contains(needle), "{needle}: {help}");
+    }
+}
+
+/// `--archive FILE --every K` writes a record at the start, every K steps
+/// and at the end; a run killed after its checkpoint and resumed continues
+/// the archive so that it ends byte-identical to an uninterrupted run's.
+#[test]
+fn the_archive_of_a_killed_and_resumed_run_equals_a_straight_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    let common = [
+        "--n",
+        "48",
+        "--ic",
+        "plummer",
+        "--dt",
+        "0.01",
+        "--backend",
+        "cpu",
+    ];
+    let straight = p("straight.nbar");
+    run_ok(
+        &[
+            &common[..],
+            &["--steps", "10", "--every", "3", "--archive", &straight],
+        ]
+        .concat(),
+    );
+    let archive = nbody_host::snapshot::Archive::open(&straight).unwrap();
+    let steps: Vec<u64> = archive.records().iter().map(|r| r.step).collect();
+    assert_eq!(steps, [0, 3, 6, 9, 10]);
+
+    let (ckpt, resumed) = (p("run.ckpt"), p("resumed.nbar"));
+    run_ok(
+        &[
+            &common[..],
+            &[
+                "--steps",
+                "6",
+                "--every",
+                "3",
+                "--checkpoint",
+                &ckpt,
+                "--archive",
+                &resumed,
+            ],
+        ]
+        .concat(),
+    );
+    // The doomed continuation: archived step 8, then killed mid-append.
+    run_ok(&[
+        "--resume",
+        &ckpt,
+        "--steps",
+        "8",
+        "--backend",
+        "cpu",
+        "--archive",
+        &resumed,
+    ]);
+    let bytes = std::fs::read(&resumed).unwrap();
+    std::fs::write(&resumed, &bytes[..bytes.len() - 100]).unwrap();
+    run_ok(&[
+        "--resume",
+        &ckpt,
+        "--steps",
+        "10",
+        "--every",
+        "3",
+        "--backend",
+        "cpu",
+        "--checkpoint",
+        &ckpt,
+        "--archive",
+        &resumed,
+    ]);
+    assert!(std::fs::read(&resumed).unwrap() == std::fs::read(&straight).unwrap());
+}
+
+/// Issue 14, defect 8: one exit status per kind of failure (every failure
+/// was status 2), as `--help` documents.
+#[test]
+fn exit_statuses_are_distinct() {
+    use nbody_tiled::exit;
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    let junk = p("junk.npy");
+    std::fs::write(&junk, b"not an array").unwrap();
+    let runaway = init_file(dir.path(), "runaway.npy", &runaway_pair());
+    let coincident =
+        Bodies::from_arrays(&[[0.5; 3], [0.5; 3]], &[[0.0; 3]; 2], &[1.0, 1.0]).unwrap();
+    let coincident = init_file(dir.path(), "same.npy", &coincident);
+    let taken = p("taken.ckpt");
+    std::fs::write(&taken, b"x").unwrap();
+    let missing = p("missing.npy");
+    let cpu = ["--backend", "cpu", "--steps", "2"];
+    let cases: Vec<(Vec<&str>, u8)> = vec![
+        (vec!["--bogus"], exit::USAGE),
+        (vec!["--every", "3"], exit::USAGE),
+        (vec!["--n", "8", "--checkpoint", &taken], exit::USAGE),
+        (vec!["--n", "0"], exit::INPUT),
+        (vec!["--n", "8", "--dt", "-1"], exit::INPUT),
+        (vec!["--n", "18446744073709551615"], exit::INPUT),
+        (vec!["--init", &junk], exit::INPUT),
+        (vec!["--init", &missing], exit::IO),
+        (
+            vec!["--n", "8", "--save", "/nonexistent_dir/x.npy"],
+            exit::IO,
+        ),
+        (vec!["--init", &runaway, "--dt", "10"], exit::DIVERGED),
+        (
+            vec!["--init", &coincident, "--softening", "0"],
+            exit::DIVERGED,
+        ),
+    ];
+    for (args, code) in cases {
+        let args = [&args[..], &cpu[..]].concat();
+        let o = run_with(&args, nbody_tiled::Progress::Off);
+        let failure = o.result.expect_err("should fail");
+        assert_eq!(failure.code, code, "{args:?}: {}", failure.line);
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        let o = run_with(
+            &["--backend", "cuda", "--n", "8"],
+            nbody_tiled::Progress::Off,
+        );
+        assert_eq!(o.result.unwrap_err().code, exit::OTHER);
+    }
+    let codes = [
+        exit::OTHER,
+        exit::USAGE,
+        exit::INPUT,
+        exit::IO,
+        exit::DIVERGED,
+    ];
+    assert!(codes.windows(2).all(|w| w[0] < w[1]), "distinct");
+    for (code, what) in codes.iter().zip([
+        "1 backend",
+        "2 usage",
+        "3 invalid input",
+        "4 file I/O",
+        "5 divergence",
+    ]) {
+        assert!(nbody_tiled::AFTER_HELP.contains(what), "{code}: {what}");
+    }
+}
+
+/// Issue 14, defect 8: without a terminal the run prints plain progress
+/// lines (here every chunk: interval 0), and a resume with nothing to run
+/// says so.
+#[test]
+fn progress_lines_and_notes_go_to_stderr() {
+    let args = ["--n", "32", "--steps", "5", "--backend", "cpu"];
+    let o = run_with(
+        &args,
+        nbody_tiled::Progress::Lines(std::time::Duration::ZERO),
+    );
+    assert!(o.result.is_ok());
+    assert!(o.err.contains("progress: step 1/5 (20%)"), "{}", o.err);
+    assert!(o.err.contains("progress: step 5/5 (100%)"), "{}", o.err);
+    assert_eq!(o.err.lines().count(), 5, "{}", o.err);
+    let o = run_with(&args, nbody_tiled::Progress::Off);
+    assert!(o.err.is_empty() && o.out.contains("result "), "{}", o.err);
+
+    let dir = tempfile::tempdir().unwrap();
+    let ckpt = dir.path().join("run.ckpt");
+    let ckpt = ckpt.to_str().unwrap();
+    run_ok(&[&args[..], &["--checkpoint", ckpt]].concat());
+    let o = run_with(
+        &["--resume", ckpt, "--steps", "5", "--backend", "cpu"],
+        nbody_tiled::Progress::Off,
+    );
+    assert!(o.result.is_ok());
+    assert!(
+        o.err.contains("already at step 5: nothing to run"),
+        "{}",
+        o.err
+    );
 }

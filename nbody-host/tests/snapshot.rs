@@ -141,8 +141,8 @@ fn npy_rejects_bad_headers_sizes_and_values() {
             "truncated: the header claims 118",
         ),
         (
-            with_header(&header.replace("<f4", ">f4"), data),
-            "dtype '>f4'",
+            with_header(&header.replace("<f4", ">i4"), data),
+            "dtype '>i4'",
         ),
         (
             with_header(&header.replace("<f4", "<i4"), data),
@@ -173,17 +173,13 @@ fn npy_rejects_bad_headers_sizes_and_values() {
             "truncated: shape (2, 7)",
         ),
         ([&good_bytes[..], &[0u8; 4]].concat(), "trailing bytes"),
-        (
-            with_header(&header.replace("(2, 7)", "(0, 7)"), &[]),
-            "N = 0",
-        ),
     ];
     for (bytes, needle) in cases {
         std::fs::write(&f, &bytes).unwrap();
         expect_invalid(snapshot::load_npy(&f), "npy", needle);
     }
 
-    // Values: a negative mass and a NaN position, named by row and value.
+    // Values: the errors of `Bodies::from_arrays` (issue 14), row = body index.
     for (row, col, value, needle) in [
         (1usize, 6usize, -3.0f32, "body 1: mass -3"),
         (0, 1, f32::NAN, "body 0: position"),
@@ -194,8 +190,21 @@ fn npy_rejects_bad_headers_sizes_and_values() {
         let at = 128 + (row * 7 + col) * 4;
         bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
         std::fs::write(&f, &bytes).unwrap();
-        expect_invalid(snapshot::load_npy(&f), "npy", needle);
+        let e = snapshot::load_npy(&f).unwrap_err();
+        assert!(e.to_string().contains(needle), "{e}");
+        match col {
+            6 => assert!(
+                matches!(e, Error::InvalidMass { index, .. } if index == row),
+                "{e}"
+            ),
+            _ => assert!(
+                matches!(e, Error::NonFiniteInput { index, .. } if index == row),
+                "{e}"
+            ),
+        }
     }
+    std::fs::write(&f, with_header(&header.replace("(2, 7)", "(0, 7)"), &[])).unwrap();
+    assert!(matches!(snapshot::load_npy(&f), Err(Error::NoBodies)));
 
     // Every strict prefix of a valid file is an error, never a panic or partial load.
     for len in 0..good_bytes.len() {
@@ -204,6 +213,43 @@ fn npy_rejects_bad_headers_sizes_and_values() {
             matches!(snapshot::load_npy(&f), Err(Error::InvalidFile { .. })),
             "prefix of {len} bytes"
         );
+    }
+}
+
+/// Big-endian arrays (`arr.astype('>f4')`, `'>f8'`) load to the same bodies.
+#[test]
+fn npy_reads_big_endian() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("be.npy");
+    let b = two_bodies();
+    let rows: Vec<f32> = (0..b.len())
+        .flat_map(|i| {
+            let (p, v) = (b.positions[i], b.velocities[i]);
+            [p.x, p.y, p.z, v.x, v.y, v.z, b.masses[i]]
+        })
+        .collect();
+    for (descr, data) in [
+        (
+            ">f4",
+            rows.iter()
+                .flat_map(|x| x.to_be_bytes())
+                .collect::<Vec<u8>>(),
+        ),
+        (
+            ">f8",
+            rows.iter()
+                .flat_map(|&x| (x as f64).to_be_bytes())
+                .collect::<Vec<u8>>(),
+        ),
+    ] {
+        let header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': (2, 7), }}\n");
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(header.as_bytes());
+        bytes.extend_from_slice(&data);
+        std::fs::write(&f, &bytes).unwrap();
+        let loaded = snapshot::load_npy(&f).unwrap_or_else(|e| panic!("{descr}: {e}"));
+        assert_eq!(bits(&loaded), bits(&b), "{descr}");
     }
 }
 
@@ -270,7 +316,7 @@ fn checkpoint_of_run(dir: &Path) -> (std::path::PathBuf, Simulation) {
 #[test]
 fn checkpoint_round_trips_everything() {
     let dir = tempfile::tempdir().unwrap();
-    let (path, mut sim) = checkpoint_of_run(dir.path());
+    let (path, sim) = checkpoint_of_run(dir.path());
     let cp = Checkpoint::load(&path).unwrap();
     let state = sim.state().unwrap();
     assert_eq!(bits(&cp.state.bodies), bits(&state.bodies));

@@ -57,7 +57,7 @@ pub use isa::Isa;
 pub struct CpuTuning {
     /// The instruction set; `None` (the default) picks [`Isa::detect`]. One
     /// this CPU lacks makes [`build`](crate::SimulationBuilder::build) fail
-    /// with [`Error::Unsupported`].
+    /// with [`Error::Unsupported`](crate::Error::Unsupported).
     pub isa: Option<Isa>,
     /// Bodies per rayon task in the all-pairs loop, and the tile edge of the
     /// Newton's-third-law schedule, in whole register groups (32 bodies with
@@ -71,10 +71,10 @@ pub struct CpuTuning {
     /// j-bodies per cache tile of the all-pairs loop (16 bytes each). At
     /// least 1; default 2048 (32 KiB, an L1 data cache).
     pub j_tile: usize,
-    /// From this many bodies on, [`Kernel::Simt`] and [`Kernel::Tiled`] also
+    /// From this many bodies on, [`Kernel::Simt`](crate::Kernel::Simt) and [`Kernel::Tiled`](crate::Kernel::Tiled) also
     /// run the Newton's-third-law loop (each pair once), which is then the
     /// faster one: same physics, sums in a different (but still fixed)
-    /// order. [`Kernel::Triangle`] always runs it. `usize::MAX` keeps Simt
+    /// order. [`Kernel::Triangle`](crate::Kernel::Triangle) always runs it. `usize::MAX` keeps Simt
     /// and Tiled on the all-pairs loop, whose sum for each body runs over
     /// `j = 0..N` in order whatever the blocking. Default 1024 (from there on
     /// the third-law loop is 1.2x faster or more with AVX-512 and with AVX2

@@ -34,9 +34,10 @@ pub struct Checkpoint {
 }
 
 const CKPT_MAGIC: &[u8; 8] = b"NBODYCKP";
-/// Version 2 stores the backend as data ([`encode_backend`]); version 1,
-/// still read, stored its display form.
-const CKPT_VERSION: u32 = 2;
+/// Version 3 adds the time step in `f64` after the backend record (what the
+/// simulated time advances by); version 2 stores the backend as data
+/// ([`encode_backend`]); version 1 its display form. All three are read.
+const CKPT_VERSION: u32 = 3;
 /// Bytes before the backend record: magic, version, n, step, time, dt,
 /// softening, G, kernel, block, integrator, record length.
 const CKPT_FIXED: usize = 8 + 4 + 8 + 8 + 8 + 4 + 4 + 4 + 1 + 4 + 1 + 1;
@@ -101,7 +102,7 @@ impl Checkpoint {
         // At most 255 bytes, cut at a character boundary: the name is informational.
         let name = encode_backend(&self.backend);
         let n = bodies.len();
-        let mut b = Vec::with_capacity(CKPT_FIXED + name.len() + n * 28 + 4);
+        let mut b = Vec::with_capacity(CKPT_FIXED + name.len() + 8 + n * 28 + 4);
         b.extend_from_slice(CKPT_MAGIC);
         b.extend_from_slice(&CKPT_VERSION.to_le_bytes());
         b.extend_from_slice(&(n as u64).to_le_bytes());
@@ -115,6 +116,7 @@ impl Checkpoint {
         b.push(p.integrator().code());
         b.push(name.len() as u8);
         b.extend_from_slice(&name);
+        b.extend_from_slice(&p.dt_f64().to_le_bytes());
         for v in bodies.positions.iter().chain(&bodies.velocities) {
             for x in v.to_array() {
                 b.extend_from_slice(&x.to_le_bytes());
@@ -164,8 +166,9 @@ impl Checkpoint {
         }
         let n = n as usize;
         let name_len = bytes[CKPT_FIXED - 1] as usize;
+        let dt64_len = if version >= 3 { 8 } else { 0 };
         // In u64: no overflow for any n <= 2^30, whatever the pointer width.
-        let expected = (CKPT_FIXED + name_len + 4) as u64 + n as u64 * 28;
+        let expected = (CKPT_FIXED + name_len + dt64_len + 4) as u64 + n as u64 * 28;
         if bytes.len() as u64 != expected {
             let what = if (bytes.len() as u64) < expected {
                 "truncated"
@@ -197,8 +200,19 @@ impl Checkpoint {
             .ok_or_else(|| bad(format!("unknown integrator code {integrator_code}")))?;
         r.u8(); // name length, read above
         let backend = decode_backend(version, r.take(name_len)).map_err(bad)?;
+        let dt64 = if version >= 3 {
+            let dt64 = f64::from_bits(r.u64());
+            if dt64 as f32 != dt {
+                return Err(bad(format!(
+                    "time step {dt64} (f64) does not round to the stored f32 step {dt}"
+                )));
+            }
+            dt64
+        } else {
+            dt as f64
+        };
         let params = ForceLaw::gravity(g as f64, softening as f64)
-            .and_then(|force| Params::new(dt as f64, force, kernel, integrator))
+            .and_then(|force| Params::new(dt64, force, kernel, integrator))
             .map_err(|e| bad(e.to_string()))?;
         let mut vec3s = |count: usize| -> Vec<Vec3> {
             (0..count)
@@ -222,28 +236,33 @@ impl Checkpoint {
     }
 }
 
-/// Little-endian reads from a buffer whose length was checked beforehand.
-struct Reader<'a> {
+/// Little-endian reads from a buffer whose length was checked beforehand
+/// (checkpoints and archive records).
+pub(super) struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, k: usize) -> &'a [u8] {
+    /// Reads `bytes` from offset `at` on.
+    pub(super) fn new(bytes: &'a [u8], at: usize) -> Reader<'a> {
+        Reader { bytes, at }
+    }
+    pub(super) fn take(&mut self, k: usize) -> &'a [u8] {
         let s = &self.bytes[self.at..self.at + k];
         self.at += k;
         s
     }
-    fn u8(&mut self) -> u8 {
+    pub(super) fn u8(&mut self) -> u8 {
         self.take(1)[0]
     }
-    fn u32(&mut self) -> u32 {
+    pub(super) fn u32(&mut self) -> u32 {
         u32::from_le_bytes(self.take(4).try_into().expect("4 bytes"))
     }
-    fn u64(&mut self) -> u64 {
+    pub(super) fn u64(&mut self) -> u64 {
         u64::from_le_bytes(self.take(8).try_into().expect("8 bytes"))
     }
-    fn f32(&mut self) -> f32 {
+    pub(super) fn f32(&mut self) -> f32 {
         f32::from_bits(self.u32())
     }
 }

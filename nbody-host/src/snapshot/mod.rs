@@ -1,4 +1,7 @@
-//! Files: `.npy` snapshots of the bodies, and checkpoints of a whole simulation.
+//! Files: `.npy` snapshots of the bodies, checkpoints of a whole
+//! simulation, and archives of snapshots over a run ([`ArchiveWriter`],
+//! [`Archive`]; the format and how numpy reads it are in `archive.rs`'s
+//! documentation, repeated in `docs/library.md`).
 //!
 //! Both are written atomically (a temporary file in the target's directory,
 //! synced, then renamed over the target), so a crash never leaves a partial
@@ -33,10 +36,12 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::state::Bodies;
 
+mod archive;
 mod atomic_write;
 mod checkpoint;
 mod npy;
 
+pub use archive::{Archive, ArchiveWriter, RecordInfo, Snapshot};
 #[cfg(feature = "render")]
 pub(crate) use atomic_write::AtomicFile;
 pub use atomic_write::check_output_path;
@@ -59,6 +64,21 @@ fn read_file(path: &Path) -> Result<Vec<u8>> {
         path: path.to_path_buf(),
         source,
     })
+}
+
+/// Appends the bodies as rows `x y z vx vy vz m` of little-endian `f32`:
+/// the data of a `.npy` snapshot and of an archive record.
+fn push_rows(bytes: &mut Vec<u8>, bodies: &Bodies) {
+    for ((p, v), m) in bodies
+        .positions
+        .iter()
+        .zip(&bodies.velocities)
+        .zip(&bodies.masses)
+    {
+        for x in [p.x, p.y, p.z, v.x, v.y, v.z, *m] {
+            bytes.extend_from_slice(&x.to_le_bytes());
+        }
+    }
 }
 
 /// Non-finite bodies are [`Error::NonFiniteSnapshot`]; other defects the

@@ -7,7 +7,7 @@ use std::path::Path;
 use glam::Vec3;
 use gpu_kernels::shape::MAX_BODIES;
 
-use super::{check_writable_state, invalid, read_file, write_atomically};
+use super::{check_writable_state, invalid, push_rows, read_file, write_atomically};
 use crate::error::{Error, Result};
 use crate::state::Bodies;
 
@@ -38,27 +38,32 @@ pub fn save_npy(path: impl AsRef<Path>, bodies: &Bodies) -> Result<()> {
     bytes.extend_from_slice(&[1, 0]);
     bytes.extend_from_slice(&header_len.to_le_bytes());
     bytes.extend_from_slice(header.as_bytes());
-    for ((p, v), m) in bodies
-        .positions
-        .iter()
-        .zip(&bodies.velocities)
-        .zip(&bodies.masses)
-    {
-        for x in [p.x, p.y, p.z, v.x, v.y, v.z, *m] {
-            bytes.extend_from_slice(&x.to_le_bytes());
-        }
-    }
+    push_rows(&mut bytes, bodies);
     write_atomically(path, &bytes)
 }
 
 /// Loads bodies from a `.npy` file of shape `(N, 7)` (`x y z vx vy vz m`),
-/// dtype `<f4` or `<f8` (converted to `f32`), C or Fortran order, format 1.0,
-/// 2.0 or 3.0.
+/// dtype float32 or float64 (converted to `f32`), little- or big-endian, C
+/// or Fortran order, format 1.0, 2.0 or 3.0.
 ///
 /// Every field of the header, the data size and every value are checked
-/// ([`Bodies::validate`]) before anything is returned: [`Error::InvalidFile`]
-/// says what is wrong, [`Error::TooManyBodies`] if `N` exceeds the kernels'
-/// limit, [`Error::Io`] if the file cannot be read.
+/// before anything is returned: [`Error::InvalidFile`] says what is wrong
+/// with the file, [`Error::TooManyBodies`] if `N` exceeds the kernels'
+/// limit, [`Error::Io`] if the file cannot be read; bad values are the
+/// errors of [`Bodies::from_arrays`] ([`Error::InvalidMass`],
+/// [`Error::NonFiniteInput`], [`Error::NoBodies`]), the row being the body
+/// index.
+///
+/// ```
+/// use nbody_host::{ic, snapshot};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("bodies.npy"); // np.load(path).shape == (100, 7)
+/// let bodies = ic::cold_disk(100, 3);
+/// snapshot::save_npy(&path, &bodies)?;
+/// assert_eq!(snapshot::load_npy(&path)?, bodies);
+/// # Ok::<(), nbody_host::Error>(())
+/// ```
 pub fn load_npy(path: impl AsRef<Path>) -> Result<Bodies> {
     let path = path.as_ref();
     let bytes = read_file(path)?;
@@ -95,12 +100,15 @@ pub fn load_npy(path: impl AsRef<Path>) -> Result<Bodies> {
     let header = std::str::from_utf8(&bytes[header_start..data_start])
         .map_err(|_| bad("the header is not ASCII text".into()))?;
     let header = NpyHeader::parse(header).map_err(bad)?;
-    let itemsize = match header.descr.as_str() {
-        "<f4" => 4,
-        "<f8" => 8,
+    let (itemsize, big_endian) = match header.descr.as_str() {
+        "<f4" => (4, false),
+        "<f8" => (8, false),
+        ">f4" => (4, true),
+        ">f8" => (8, true),
         other => {
             return Err(bad(format!(
-                "dtype '{other}' is not supported: expected '<f4' (little-endian float32) or '<f8'"
+                "dtype '{other}' is not supported: expected float32 or float64, \
+                 little-endian ('<f4', '<f8') or big-endian ('>f4', '>f8')"
             )));
         }
     };
@@ -136,10 +144,11 @@ pub fn load_npy(path: impl AsRef<Path>) -> Result<Bodies> {
     }
     let value = |k: usize| -> f32 {
         let at = k * itemsize;
-        if itemsize == 4 {
-            f32::from_le_bytes(data[at..at + 4].try_into().expect("4 bytes"))
-        } else {
-            f64::from_le_bytes(data[at..at + 8].try_into().expect("8 bytes")) as f32
+        match (itemsize, big_endian) {
+            (4, false) => f32::from_le_bytes(data[at..at + 4].try_into().expect("4 bytes")),
+            (4, true) => f32::from_be_bytes(data[at..at + 4].try_into().expect("4 bytes")),
+            (_, false) => f64::from_le_bytes(data[at..at + 8].try_into().expect("8 bytes")) as f32,
+            (_, true) => f64::from_be_bytes(data[at..at + 8].try_into().expect("8 bytes")) as f32,
         }
     };
     let get = |row: usize, col: usize| {
@@ -158,9 +167,9 @@ pub fn load_npy(path: impl AsRef<Path>) -> Result<Bodies> {
             .collect(),
         masses: (0..n).map(|i| get(i, 6)).collect(),
     };
-    bodies
-        .validate()
-        .map_err(|e| bad(format!("{e} (row = body index)")))?;
+    // The errors of `Bodies::from_arrays` (row = body index), so callers
+    // match on `InvalidMass` or `NonFiniteInput` whatever the source.
+    bodies.validate()?;
     Ok(bodies)
 }
 

@@ -1,0 +1,75 @@
+//! The CPU backend's results do not depend on the number of threads
+//! (issue 14, defect 2): docs/library.md promises bit-identical runs "on any
+//! thread count". The same simulation, at the default tuning, runs in rayon
+//! pools of 1, 2, 3 and 5 threads and must give the same bits of positions,
+//! velocities and energy.
+
+use nbody_host::{Backend, Bodies, Integrator, Kernel, Simulation, ic};
+
+/// Every bit a run produces: positions, velocities, then kinetic and
+/// potential energy.
+fn fingerprint(bodies: Bodies, kernel: Kernel, integrator: Integrator) -> Vec<u64> {
+    let mut sim = Simulation::builder(bodies)
+        .kernel(kernel)
+        .integrator(integrator)
+        .backend(Backend::cpu())
+        .build()
+        .unwrap();
+    sim.step(2).unwrap();
+    let state = sim.state().unwrap();
+    let energy = sim.energy().unwrap();
+    state
+        .bodies
+        .positions
+        .iter()
+        .chain(&state.bodies.velocities)
+        .flat_map(|v| v.to_array())
+        .map(|x| x.to_bits() as u64)
+        .chain([energy.kinetic.to_bits(), energy.potential.to_bits()])
+        .collect()
+}
+
+#[test]
+fn cpu_results_are_bit_identical_on_1_2_3_and_5_threads() {
+    let pools: Vec<(usize, rayon::ThreadPool)> = [1, 2, 3, 5]
+        .into_iter()
+        .map(|t| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(t)
+                .build()
+                .unwrap();
+            (t, pool)
+        })
+        .collect();
+    // 1000 runs the all-pairs loop at the default tuning; the others the
+    // Newton's-third-law loop, whose blocks once followed the thread count.
+    for n in [1000, 1024, 2048, 5000] {
+        let bodies = ic::uniform_cube(n, 7);
+        for kernel in [
+            Kernel::Simt { block: 256 },
+            Kernel::Tiled { block: 256 },
+            Kernel::Triangle { block: 256 },
+        ] {
+            for integrator in [Integrator::SemiImplicitEuler, Integrator::Leapfrog] {
+                let runs: Vec<(usize, Vec<u64>)> = pools
+                    .iter()
+                    .map(|(t, pool)| {
+                        let b = bodies.clone();
+                        (*t, pool.install(|| fingerprint(b, kernel, integrator)))
+                    })
+                    .collect();
+                let (_, first) = &runs[0];
+                for (threads, bits) in &runs[1..] {
+                    let differing = first.iter().zip(bits).filter(|(a, b)| a != b).count();
+                    assert_eq!(
+                        differing,
+                        0,
+                        "N = {n}, {kernel}, {integrator}: {threads} threads differ from 1 thread \
+                         in {differing} of {} values",
+                        first.len()
+                    );
+                }
+            }
+        }
+    }
+}
