@@ -13,7 +13,7 @@
 //! # The self-pair
 //! The `j` loop is split into `0..i` and `i+1..n`, so body `i` never meets
 //! itself and the hot loop uses the unguarded
-//! [`interaction_distinct`].
+//! [`interaction_distinct`](crate::interaction::interaction_distinct).
 
 use crate::exec::{Exec, Global};
 use crate::integrate::{euler_update, global_thread};

@@ -20,7 +20,7 @@
 //!
 //! # The hot loop
 //! Tiles that hold neither of the block's own bodies nor padding use the
-//! unguarded [`interaction_distinct`], unrolled 32 times: 13 arithmetic
+//! unguarded [`interaction_distinct`](crate::interaction::interaction_distinct), unrolled 32 times: 13 arithmetic
 //! instructions per interaction plus half a shared load. The one or two tiles
 //! holding the block's own bodies, and the partial last tile, use the guarded
 //! [`interaction`], whose self-pair term is exactly zero for any softening.

@@ -19,7 +19,7 @@
 //! memory (`2 B * 16` bytes). At each step a thread loads one j-body and its
 //! reaction (two `LDS.128`), computes the `R` pairs with its i-bodies, each
 //! with `s = 1 / (|r|^2 + eps^2)^(3/2)` computed once for both
-//! `a_i += m_j s r` and `a_j -= m_i s r` ([`pair_interaction`], so unequal
+//! `a_i += m_j s r` and `a_j -= m_i s r` ([`pair_interaction`](crate::interaction::pair_interaction), so unequal
 //! masses are exact), and stores the reaction back once (one `STS.128`): three
 //! 16-byte shared accesses per `R` pairs instead of per pair, which is what
 //! bounds the one-body-per-thread form on Hopper (three wavefronts per warp
