@@ -208,7 +208,7 @@ macro_rules! kernel_table {
         pub enum Launch<B> {
             $(
                 $(#[$doc])*
-                #[allow(missing_docs)]
+                #[allow(missing_docs, reason = "the fields are the kernel's parameters, documented on its body")]
                 $variant { $($p: field_type!(B; $t $([$len])?)),* },
             )*
         }

@@ -105,7 +105,10 @@ pub unsafe fn simt_accel<E: Exec, const GUARD: bool>(
 /// # Parameters
 /// `dt`: time step; `g`: gravitational constant; `eps2`: softening length
 /// squared; `GUARD`: the guarded interaction, for zero softening.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one argument per PTX kernel parameter"
+)]
 pub unsafe fn simt_euler<E: Exec, const GUARD: bool>(
     e: &E,
     pos_in: Global<Vec4>,

@@ -137,7 +137,10 @@ pub unsafe fn tiled_accel<E: Exec, const GUARD: bool>(
 /// # Parameters
 /// `dt`: time step; `g`: gravitational constant; `eps2`: softening length
 /// squared; `GUARD`: the guarded interaction, for zero softening.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one argument per PTX kernel parameter"
+)]
 pub unsafe fn tiled_euler<E: Exec, const GUARD: bool>(
     e: &E,
     pos_in: Global<Vec4>,

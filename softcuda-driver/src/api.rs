@@ -1354,7 +1354,10 @@ const LAUNCH_PARAM_BUFFER_SIZE: usize = 2;
 /// the array carries no count, so a missing argument cannot be detected. A
 /// parameter buffer passed through `extra` must match the list's size.
 #[unsafe(no_mangle)]
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the CUDA Driver API's own signature"
+)]
 pub unsafe extern "C" fn cuLaunchKernel(
     f: Handle,
     grid_x: c_uint,

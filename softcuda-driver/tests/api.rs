@@ -18,7 +18,7 @@ macro_rules! cu {
         // SAFETY: every pointer a test passes points to a live local or
         // buffer of the type and size the CUDA contract requires, for the
         // duration of the call (and the strings are NUL-terminated).
-        #[allow(unused_unsafe)]
+        #[allow(unused_unsafe, reason = "the macro also wraps safe calls")]
         unsafe {
             $e
         }

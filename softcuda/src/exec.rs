@@ -785,7 +785,10 @@ impl Env<'_> {
     }
 
     /// Race check of an access to `len` bytes at `loc` by `lane`.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the decoded operands are passed unpacked, in the hot path"
+    )]
     fn check_race(
         &mut self,
         warp: &Warp,
@@ -894,7 +897,10 @@ fn lanes(mut m: u32) -> impl Iterator<Item = usize> {
     })
 }
 
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the decoded operands are passed unpacked, in the hot path"
+)]
 fn exec_ld(
     env: &mut Env,
     warp: &mut Warp,
@@ -991,7 +997,10 @@ fn exec_ld(
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the decoded operands are passed unpacked, in the hot path"
+)]
 fn exec_st(
     env: &mut Env,
     warp: &mut Warp,
@@ -1102,7 +1111,10 @@ fn atom_apply(op: AtomOp, ty: AtomTy, old: u64, b: u64, c: u64) -> u64 {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the decoded operands are passed unpacked, in the hot path"
+)]
 fn exec_atom(
     env: &mut Env,
     warp: &mut Warp,
