@@ -258,8 +258,7 @@ fn softcuda_device_memory_exceeded() {
         Integrator::Leapfrog,
         0.1,
     )
-    .err()
-    .expect("20000 bodies need 1.28 MB");
+    .expect_err("20000 bodies need 1.28 MB");
     assert!(
         matches!(
             e,
@@ -302,8 +301,7 @@ fn softcuda_shared_memory_exceeded() {
         Integrator::Leapfrog,
         0.1,
     )
-    .err()
-    .expect("16 KiB of shared memory on an 8 KiB device");
+    .expect_err("16 KiB of shared memory on an 8 KiB device");
     assert!(
         matches!(
             e,
@@ -345,8 +343,7 @@ fn softcuda_no_device_is_cuda_unavailable() {
         Integrator::Leapfrog,
         0.1,
     )
-    .err()
-    .expect("no device");
+    .expect_err("no device");
     assert!(matches!(e, Error::CudaUnavailable(_)), "{e}");
     assert_message(&e, &["no usable CUDA device"]);
     let sim = Simulation::builder(bodies)
