@@ -40,7 +40,10 @@ if [ $rehearse = 1 ]; then
 else
   command -v nvidia-smi >/dev/null ||
     refuse "nvidia-smi not found: no NVIDIA driver on this machine (use --rehearse to try the script on the software CUDA device)"
-  gpus=$(timeout 30 nvidia-smi -L 2>&1) || refuse "nvidia-smi -L failed: $gpus"
+  status=0
+  gpus=$(timeout 30 nvidia-smi -L 2>&1) || status=$?
+  [ $status = 124 ] && refuse "nvidia-smi -L did not answer within 30 s (a hung driver?)"
+  [ $status = 0 ] || refuse "nvidia-smi -L failed (exit $status): $gpus"
   echo "$gpus" | grep -q '^GPU ' || refuse "nvidia-smi lists no GPU: $gpus"
   libcuda=$( (ldconfig -p 2>/dev/null || true) | awk '/libcuda\.so\.1 /{print $NF; exit}')
   [ -n "$libcuda" ] || refuse "the dynamic loader knows no libcuda.so.1 (ldconfig -p)"
@@ -69,7 +72,7 @@ record() {
   local limit=$1; shift
   local log=$out/step.log status=0
   timeout "$limit" "$@" >"$log" 2>&1 || status=$?
-  { echo '```text'; grep -v '^\s*$' "$log" | tail -n 200; echo '```'; } >>"$report"
+  { echo '```text'; grep -v '^\s*$' "$log" | tail -n 200 || true; echo '```'; } >>"$report"
   if [ $status != 0 ]; then
     echo "**exit status $status** (124: the step ran past ${limit})" >>"$report"
     failed+=("$*")
