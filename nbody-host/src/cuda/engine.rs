@@ -34,6 +34,7 @@ use gpu_kernels::entry::{Arg, Entry, MAX_PARAMS};
 use gpu_kernels::integrate::ALL_FINITE;
 
 use super::budget::device_bytes;
+use super::limits::configure_functions;
 use crate::config::Params;
 use crate::engine::{BackendKind, Divergence, Engine};
 use crate::error::{Error, Result};
@@ -42,7 +43,7 @@ use crate::plan::{Buf, Op, Plan};
 use crate::state::{Bodies, Energy};
 
 /// Maps a driver error to [`Error::Cuda`], naming what was being done.
-fn during(what: &'static str) -> impl Fn(CudaError) -> Error {
+pub(super) fn during(what: &'static str) -> impl Fn(CudaError) -> Error {
     move |e| Error::Cuda {
         during: what.to_owned(),
         message: e.to_string(),
@@ -50,7 +51,7 @@ fn during(what: &'static str) -> impl Fn(CudaError) -> Error {
 }
 
 /// A raw driver call's status as an [`Error::Cuda`].
-fn driver(status: sys::CUresult, what: &'static str) -> Result<()> {
+pub(super) fn driver(status: sys::CUresult, what: &'static str) -> Result<()> {
     if status == sys::CUresult::CUDA_SUCCESS {
         Ok(())
     } else {
@@ -139,69 +140,6 @@ impl Drop for CudaEngine {
             unsafe { sys::cuCtxPopCurrent_v2(&mut popped) };
         }
     }
-}
-
-/// A function attribute of a loaded kernel.
-fn function_attribute(f: sys::CUfunction, attribute: sys::CUfunction_attribute) -> Result<u32> {
-    let mut value = 0i32;
-    // SAFETY: a valid function handle of the loaded module and an out-pointer
-    // to an i32.
-    let status = unsafe { sys::cuFuncGetAttribute(&mut value, attribute, f) };
-    driver(status, "reading a kernel's attributes")?;
-    Ok(value.max(0) as u32)
-}
-
-/// Checks every function `plan` launches against its limits after the
-/// driver's JIT, and raises its dynamic shared-memory limit where a launch
-/// needs more: all before anything is allocated or launched.
-///
-/// The JIT decides the registers per thread, and with them the largest block
-/// a function can run (`MAX_THREADS_PER_BLOCK`); a larger launch would fail
-/// with `CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES` in the middle of a run. A
-/// function may use `MAX_DYNAMIC_SHARED_SIZE_BYTES` of dynamic shared memory
-/// (48 KiB less its static shared memory) unless raised; the caller has
-/// checked the device's opt-in maximum.
-fn configure_functions(functions: &[sys::CUfunction], plan: &Plan) -> Result<()> {
-    use sys::CUfunction_attribute::*;
-    // Per entry: the largest block and dynamic shared memory it is launched with.
-    let mut needs: Vec<(Entry, u32, u32)> = Vec::new();
-    for op in plan.every_op() {
-        let Op::Launch(launch, shape) = op else {
-            continue;
-        };
-        let entry = launch.entry();
-        match needs.iter_mut().find(|(e, ..)| *e == entry) {
-            Some((_, block, shared)) => {
-                *block = (*block).max(shape.block);
-                *shared = (*shared).max(shape.shared_bytes);
-            }
-            None => needs.push((entry, shape.block, shape.shared_bytes)),
-        }
-    }
-    for (entry, block, shared) in needs {
-        let f = functions[entry as usize];
-        let max = function_attribute(f, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?;
-        if block > max {
-            return Err(Error::BlockExceedsKernelLimit {
-                kernel: entry.name(),
-                block,
-                max,
-                registers: function_attribute(f, CU_FUNC_ATTRIBUTE_NUM_REGS)?,
-            });
-        }
-        if shared > function_attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)? {
-            // SAFETY: a valid function handle of the loaded module.
-            let status = unsafe {
-                sys::cuFuncSetAttribute(
-                    f,
-                    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    shared as i32,
-                )
-            };
-            driver(status, "raising the shared-memory limit")?;
-        }
-    }
-    Ok(())
 }
 
 impl CudaEngine {
