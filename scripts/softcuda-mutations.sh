@@ -11,11 +11,12 @@
 #
 # The scratch copy lives in target/mutants/src (tracked and untracked files,
 # copied with their times, so cargo rebuilds only what a mutation touches)
-# with its own target dir target/mutants/target. Measured: 7.3 min for the
-# six mutations on this project's loaded 2-core VM starting from an empty
-# target/mutants (its first build compiles the dependencies), then about a
-# minute per mutation rebuilding nbody-host's test binaries. Not in CI (it
-# would double scripts/ci-softcuda.sh's 12-minute budget).
+# with its own target dir target/mutants/target; a baseline run on the
+# unmutated copy must pass first. Measured on this project's loaded 2-core
+# VM: 7.3 min from an empty target/mutants (the first build compiles every
+# dependency), 2.1 min once it is warm (nbody-host's test binaries rebuilt
+# after each mutation). Not in CI: cold, it would take scripts/ci-softcuda.sh
+# well past its 12-minute budget.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 only=${1:-}
@@ -65,6 +66,19 @@ PY
 # The scratch tree: tracked and untracked (not ignored) files, with their times.
 (cd "$root" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) | tar -xf - -C "$src"
 
+# Whatever an earlier run left compiled, nbody-host is built from this tree.
+(cd "$src" && cargo clean -q -p nbody-host)
+
+# Baseline: the unmutated copy must pass every test a mutation is judged by,
+# or a CAUGHT below would mean nothing.
+echo "==== baseline (no mutation)"
+for run in "--test cuda_backend" "--test correctness cuda::"; do
+  # shellcheck disable=SC2086
+  (cd "$src" && scripts/with-softcuda.sh cargo test -q -p nbody-host --features cuda $run) \
+    >"$scratch/baseline.log" 2>&1 ||
+    { tail -30 "$scratch/baseline.log"; echo "baseline fails: cargo test $run"; exit 1; }
+done
+
 missed=0
 results=()
 while IFS='|' read -r name file code tests; do
@@ -95,8 +109,9 @@ while IFS='|' read -r name file code tests; do
   done
   case $verdict in CAUGHT*) ;; *) missed=1 ;; esac
   results+=("$verdict")
-  # The file back to the tree's bytes for the next mutation.
-  cp -p "$root/$file" "$src/$file"
+  # The file back to the tree's bytes for the next mutation, with a new time
+  # so that cargo rebuilds it.
+  cp "$root/$file" "$src/$file"
 done <<<"$mutations"
 
 echo
