@@ -1,28 +1,117 @@
 #!/usr/bin/env bash
-# Regenerates the SASS table in README.md (between the sass-table markers) from
-# the committed PTX, with ../shared/tools/sass-stats (or $SASS_STATS) on sm_90.
+# Regenerates the GPU tables in README.md (between the sass-table markers)
+# from the committed PTX:
+#   - static count: registers and SASS instructions per interaction of each
+#     kernel's hottest loop, on sm_80 and sm_90, from sass-stats (ptxas +
+#     cuobjdump from PyPI wheels, no GPU; ../shared/tools/sass-stats, or
+#     $SASS_STATS);
+#   - the interpreter's accounting: PTX instructions, shared-memory wavefronts
+#     and global sectors per interaction, from softcuda-stats (the software
+#     CUDA device, deterministic schedule, N = 4096, block 256, fixed bodies);
+#   - modelled: per kernel and architecture, the issue bound (4 warp
+#     instructions per clock per SM: 128 / SASS instructions per interaction)
+#     and the shared-memory bound (1 wavefront per clock per SM: 1 /
+#     wavefronts per interaction), the predicted interactions per clock per SM
+#     as the smaller of the two, and the triangle kernel's prediction relative
+#     to the tiled kernel's with N^2 interactions as the work of both.
+# The same PTX and the same tools give the same tables.
 #   scripts/sass-table.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-stats=${SASS_STATS:-$(dirname "$root")/shared/tools/sass-stats}
-PATH=$("$root/scripts/cuda-tools.sh"):$PATH
-export PATH
-"$stats" "$root/nbody-host/ptx/gpu_kernels.ptx" >"$root/target/sass-stats.txt"
-python3 - "$root/README.md" "$root/target/sass-stats.txt" <<'PY'
-import re, sys
-readme, stats = sys.argv[1], open(sys.argv[2]).read()
-rows = ["| kernel | registers | spills | SASS instr. per interaction (sm_90) |", "| --- | ---: | ---: | ---: |"]
-for line in stats.splitlines():
-    f = dict(re.findall(r"(\w+)=(\S+)", line))
-    if "kernel" not in f:
+stats=${SASS_STATS:-}
+if [ -z "$stats" ]; then
+  # ../shared/tools from the main checkout, ../../shared/tools from a worktree.
+  for d in "$root/.." "$root/../.."; do
+    [ -x "$d/shared/tools/sass-stats" ] && { stats=$(cd "$d/shared/tools" && pwd)/sass-stats; break; }
+  done
+fi
+[ -x "$stats" ] || { echo "sass-table: sass-stats not found (set SASS_STATS)" >&2; exit 1; }
+out=$root/target/sass-table
+mkdir -p "$out"
+ptx=$root/nbody-host/ptx/gpu_kernels.ptx
+for arch in sm_80 sm_90; do
+  "$stats" "$ptx" --arch $arch >"$out/sass-$arch.txt"
+done
+cargo build -q --release -p softcuda --bin softcuda-stats --manifest-path "$root/Cargo.toml"
+interp=${CARGO_TARGET_DIR:-$root/target}/release/softcuda-stats
+: >"$out/softcuda.jsonl"
+for k in $(grep -o '^kernel=[a-z_]*' "$out/sass-sm_90.txt" | cut -d= -f2); do
+  case $k in nbody_simt_* | nbody_tiled_* | nbody_triangle_* | nbody_energy)
+    "$interp" "$ptx" --kernel "$k" --n 4096 --block 256 --json >>"$out/softcuda.jsonl" ;;
+  esac
+done
+python3 - "$root/README.md" "$out" <<'PY'
+import json, re, sys
+readme, out = sys.argv[1], sys.argv[2]
+sass = {}
+for arch in ("sm_80", "sm_90"):
+    for line in open(f"{out}/sass-{arch}.txt"):
+        f = dict(re.findall(r"(\w+)=(\S+)", line))
+        if "kernel" in f:
+            sass[(f["kernel"], arch)] = f
+interp = {j["kernel"]: j for j in map(json.loads, open(f"{out}/softcuda.jsonl"))}
+kernels = [k for (k, a) in sass if a == "sm_90"]
+
+def sass_per_interaction(k, arch):
+    """SASS instructions per interaction (N^2 counting) of the hot loop, or None."""
+    v = sass[(k, arch)].get("instr_per_interaction", "n/a")
+    if v == "n/a":
+        return None
+    # The triangle kernel's loop has one RSQ per pair: two interactions.
+    return float(v) / (2 if k.startswith("nbody_triangle") else 1)
+
+def fmt(x, digits=2):
+    return "n/a" if x is None else f"{x:.{digits}f}"
+
+rows = [
+    "Static count (sass-stats: ptxas and cuobjdump, hottest loop) and the interpreter's accounting (softcuda-stats, whole kernel, N = 4096, block 256, deterministic schedule), per interaction with N^2 interactions per step (the triangle kernel computes each pair once: two interactions):",
+    "",
+    "| kernel | registers sm_80 / sm_90 | spills | SASS instr. per interaction, sm_80 (static count) | sm_90 (static count) | PTX instr. per interaction (interpreter) | shared-memory wavefronts per interaction (interpreter) | global sectors per interaction (interpreter) |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+]
+for k in kernels:
+    s80, s90 = sass[(k, "sm_80")], sass[(k, "sm_90")]
+    i = interp.get(k)
+    rows.append(
+        f"| `{k}` | {s80['regs']} / {s90['regs']} | {s90['spill']} | {fmt(sass_per_interaction(k, 'sm_80'))} | {fmt(sass_per_interaction(k, 'sm_90'))} | "
+        + (f"{i['thread_instructions_per_interaction']:.2f} | {i['shared_wavefronts_per_interaction']:.4f} | {i['global_sectors_per_interaction']:.4f} |" if i else "n/a | n/a | n/a |")
+    )
+rows += [
+    "",
+    "Modelled interactions per clock per SM: issue bound = 4 warp instructions per clock x 32 lanes / SASS instructions per interaction; shared-memory bound = 1 wavefront per clock / wavefronts per interaction; predicted = the smaller. Not modelled: the FP32 pipe (64 lanes per SM on sm_80, 128 on sm_90), MUFU.RSQ (16 per clock per SM), latency, occupancy, the loop's overhead outside the hot loop.",
+    "",
+    "| kernel | arch | issue bound (modelled) | shared-memory bound (modelled) | predicted interactions / clock / SM (modelled) | bound by |",
+    "| --- | --- | ---: | ---: | ---: | --- |",
+]
+pred = {}
+for k in kernels:
+    i = interp.get(k)
+    if i is None:
         continue
-    ipi = f.get("instr_per_interaction", "n/a")
-    if f["kernel"] == "nbody_triangle_accel" and ipi != "n/a":
-        ipi += " per pair (2 interactions)"
-    rows.append(f"| `{f['kernel']}` | {f['regs']} | {f['spill']} | {ipi} |")
+    for arch in ("sm_80", "sm_90"):
+        spi = sass_per_interaction(k, arch)
+        if spi is None:
+            continue
+        issue = 128.0 / spi
+        w = i["shared_wavefronts_per_interaction"]
+        shared = 1.0 / w if w > 0 else float("inf")
+        p = min(issue, shared)
+        pred[(k, arch)] = p
+        rows.append(
+            f"| `{k}` | {arch} | {issue:.2f} | {'none' if w == 0 else f'{shared:.1f}'} | {p:.2f} | {'issue' if issue <= shared else 'shared memory'} |"
+        )
+rows.append("")
+for arch in ("sm_80", "sm_90"):
+    t, r = pred.get(("nbody_triangle_accel", arch)), pred.get(("nbody_tiled_accel", arch))
+    if t and r:
+        rows.append(
+            f"Triangle vs tiled on {arch} (modelled, N^2 interactions as the work of both): {t:.2f} / {r:.2f} = **{t / r:.2f}x** predicted PIPS."
+            + ("" if arch == "sm_80" else " (issue 17 asks for >= 1.4x on sm_90.)")
+        )
+        rows.append("")
 text = open(readme).read()
 begin, end = "<!-- sass-table:begin -->", "<!-- sass-table:end -->"
 a, b = text.index(begin) + len(begin), text.index(end)
-open(readme, "w").write(text[:a] + "\n" + "\n".join(rows) + "\n" + text[b:])
+open(readme, "w").write(text[:a] + "\n" + "\n".join(rows).rstrip() + "\n" + text[b:])
 PY
-echo "README.md SASS table regenerated"
+echo "README.md GPU tables regenerated"

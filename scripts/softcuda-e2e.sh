@@ -23,7 +23,7 @@ done
 cd "$root"
 scripts/with-softcuda.sh cargo build --quiet --release -p nbody-host --features cuda --example nbody_tiled
 bin=$(mktemp -d)/nbody_tiled
-cp target/release/examples/nbody_tiled "$bin"
+cp "${CARGO_TARGET_DIR:-target}/release/examples/nbody_tiled" "$bin"
 
 energies() { # backend kernel integrator -> "e0 e1"
   scripts/with-softcuda.sh "$bin" --backend "$1" --n "$n" --steps "$steps" --block "$block" \

@@ -20,6 +20,11 @@
 #   SOFTCUDA_SEED=<u64>                    seed of the adversarial schedule; default 0
 #   SOFTCUDA_MEMORY_BYTES=<n>[k|M|G]       device memory; default the modelled card's (80G on sm_90)
 #   SOFTCUDA_SHARED_BYTES=<n>[k]           shared memory per block with the opt-in; default the arch's
+#   SOFTCUDA_SHARED_DEFAULT_BYTES=<n>[k]   dynamic shared memory allowed without the opt-in; default 48k
+#                                          (lower it to send small launches through a program's opt-in path)
+#   SOFTCUDA_REGISTERS=<n>|<entry>=<n>,... registers per thread per entry (default 32): sets NUM_REGS and
+#                                          bounds MAX_THREADS_PER_BLOCK (72 -> 896), so a register-limited
+#                                          kernel is modelled; launches above it: LAUNCH_OUT_OF_RESOURCES
 #   SOFTCUDA_DEVICES=0|1                   0: cuInit fails with CUDA_ERROR_NO_DEVICE; default 1
 #   SOFTCUDA_ORDERING=hostile|eager        hostile: queued work runs only when forced; default hostile
 #   SOFTCUDA_RACES=off|shared|all          race detection; default all

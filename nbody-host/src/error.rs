@@ -95,6 +95,23 @@ pub enum Error {
         available: u32,
     },
 
+    /// A block size larger than a kernel can run on this device after the
+    /// driver's JIT: its registers per thread (or a `.maxntid`) allow fewer
+    /// threads per block. Found before anything is launched.
+    #[error(
+        "block size {block} is too large for the {kernel} kernel on this device: after the JIT it uses {registers} registers per thread, which allows at most {max} threads per block; use a block of at most {max}"
+    )]
+    BlockExceedsKernelLimit {
+        /// The entry point (`nbody_tiled_euler`, ...).
+        kernel: &'static str,
+        /// The block size asked for.
+        block: u32,
+        /// `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK` of the compiled kernel.
+        max: u32,
+        /// `CU_FUNC_ATTRIBUTE_NUM_REGS` of the compiled kernel.
+        registers: u32,
+    },
+
     /// A launch grid larger than CUDA allows (triangle kernel, very large N).
     #[error(
         "the {kernel} kernel with block size {block} cannot schedule N = {n}: {blocks} blocks exceed the grid limit {max}; use a larger block"

@@ -276,7 +276,7 @@ fn attribute(arch: &Arch, config: &Config, attr: u32) -> Option<i32> {
         4 => 64,
         5 => i32::MAX,
         6 | 7 => 65535,
-        8 => optin.min(arch.shared_default as i32),
+        8 => optin.min(config.shared_default as i32),
         9 => 65536,
         10 => 32,
         11 => i32::MAX,
@@ -767,13 +767,14 @@ pub unsafe extern "C" fn cuFuncGetAttribute(
             .kernels[f.index];
         let arch = d.config.arch;
         let v = match attrib {
-            0 => k.max_threads.unwrap_or(1024) as i32,
+            0 => f.max_threads as i32,
             1 => k.static_shared as i32,
             2 => 0,
             3 => k.local_bytes as i32,
-            // The interpreter has no register allocator: report a typical
-            // count (what ptxas gives these kernels is in the README table).
-            4 => 32,
+            // The interpreter has no register allocator: SOFTCUDA_REGISTERS
+            // (default 32; what ptxas gives these kernels is in the README
+            // table).
+            4 => f.registers as i32,
             5 => 70,
             6 => (arch.major * 10 + arch.minor) as i32,
             7 => 0,

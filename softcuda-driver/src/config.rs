@@ -39,6 +39,11 @@ pub struct Config {
     /// `SOFTCUDA_SHARED_BYTES`: shared memory a block may use with the
     /// opt-in (default: the architecture's).
     pub shared_optin: u32,
+    /// `SOFTCUDA_SHARED_DEFAULT_BYTES`: dynamic shared memory a function may
+    /// use before it opts in with `cuFuncSetAttribute` (48 KiB on every real
+    /// GPU; lowering it makes today's small launches exercise a program's
+    /// opt-in path).
+    pub shared_default: u32,
     /// `SOFTCUDA_DEVICES`: 0 or 1 (default 1).
     pub devices: u32,
     /// `SOFTCUDA_LOG`.
@@ -59,6 +64,64 @@ pub struct Config {
     /// asks for a non-blocking stream gets a blocking one; this shows what
     /// it would do with the stream it asked for.
     pub force_non_blocking: bool,
+    /// `SOFTCUDA_REGISTERS`: registers per thread the "JIT" gives each
+    /// entry point (the interpreter allocates none), reported as
+    /// `CU_FUNC_ATTRIBUTE_NUM_REGS` and limiting
+    /// `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`, so a register-limited
+    /// function can be modelled.
+    pub registers: Registers,
+}
+
+/// Registers per thread of each entry point (`SOFTCUDA_REGISTERS`): `N` for
+/// every entry, or `entry=N,entry=N,...` (the others keep the default), or
+/// both (`40,nbody_tiled_euler=72`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Registers {
+    /// Registers of entries not named.
+    pub default: u32,
+    /// `(entry, registers)` pairs.
+    pub per_entry: Vec<(String, u32)>,
+}
+
+impl Registers {
+    /// What ptxas gives a small kernel; the interpreter has no register
+    /// allocator, so without `SOFTCUDA_REGISTERS` every entry reports this.
+    pub const DEFAULT: u32 = 32;
+
+    /// Registers per thread of `entry`.
+    pub fn of(&self, entry: &str) -> u32 {
+        self.per_entry
+            .iter()
+            .find(|(name, _)| name == entry)
+            .map_or(self.default, |&(_, r)| r)
+    }
+
+    /// Parses the variable's value; counts must be in 1..=255 (the ISA's
+    /// limit per thread).
+    pub fn parse(s: &str) -> Result<Registers, String> {
+        let mut r = Registers {
+            default: Registers::DEFAULT,
+            per_entry: Vec::new(),
+        };
+        let count = |v: &str| -> Result<u32, String> {
+            match v.trim().parse::<u32>() {
+                Ok(n @ 1..=255) => Ok(n),
+                _ => Err(format!(
+                    "SOFTCUDA_REGISTERS={s}: {v:?} is not a register count in 1..=255"
+                )),
+            }
+        };
+        for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            match item.split_once('=') {
+                Some((name, v)) if !name.trim().is_empty() => {
+                    r.per_entry.push((name.trim().to_owned(), count(v)?))
+                }
+                Some(_) => return Err(format!("SOFTCUDA_REGISTERS={s}: {item:?} names no entry")),
+                None => r.default = count(item)?,
+            }
+        }
+        Ok(r)
+    }
 }
 
 impl Default for Config {
@@ -68,6 +131,7 @@ impl Default for Config {
             schedule: Schedule::Deterministic,
             memory_bytes: arch::SM90.memory_bytes,
             shared_optin: arch::SM90.shared_optin,
+            shared_default: arch::SM90.shared_default,
             devices: 1,
             log: LogTarget::Notices,
             stats: None,
@@ -75,6 +139,10 @@ impl Default for Config {
             ordering: Ordering::Hostile,
             max_instructions: 1 << 40,
             force_non_blocking: false,
+            registers: Registers {
+                default: Registers::DEFAULT,
+                per_entry: Vec::new(),
+            },
         }
     }
 }
@@ -102,6 +170,7 @@ impl Config {
         }
         c.memory_bytes = c.arch.memory_bytes;
         c.shared_optin = c.arch.shared_optin;
+        c.shared_default = c.arch.shared_default;
         let seed = match var("SOFTCUDA_SEED") {
             Some(s) => s
                 .parse::<u64>()
@@ -127,6 +196,21 @@ impl Config {
             let v = parse_bytes(&s).ok_or(format!("SOFTCUDA_SHARED_BYTES={s}: not a size"))?;
             c.shared_optin =
                 u32::try_from(v).map_err(|_| format!("SOFTCUDA_SHARED_BYTES={s}: too large"))?;
+        }
+        // A device whose opt-in maximum is below 48 KiB allows that much
+        // without opting in; an explicit default above it is a mistake.
+        c.shared_default = c.shared_default.min(c.shared_optin);
+        if let Some(s) = var("SOFTCUDA_SHARED_DEFAULT_BYTES") {
+            let v =
+                parse_bytes(&s).ok_or(format!("SOFTCUDA_SHARED_DEFAULT_BYTES={s}: not a size"))?;
+            c.shared_default = u32::try_from(v)
+                .map_err(|_| format!("SOFTCUDA_SHARED_DEFAULT_BYTES={s}: too large"))?;
+        }
+        if c.shared_default > c.shared_optin {
+            return Err(format!(
+                "SOFTCUDA_SHARED_DEFAULT_BYTES={} is more than the opt-in maximum {} (SOFTCUDA_SHARED_BYTES)",
+                c.shared_default, c.shared_optin
+            ));
         }
         if let Some(s) = var("SOFTCUDA_DEVICES") {
             c.devices = match s.as_str() {
@@ -170,6 +254,9 @@ impl Config {
                 }
             };
         }
+        if let Some(s) = var("SOFTCUDA_REGISTERS") {
+            c.registers = Registers::parse(&s)?;
+        }
         if let Some(s) = var("SOFTCUDA_MAX_INSTRUCTIONS") {
             c.max_instructions = s
                 .parse()
@@ -196,12 +283,14 @@ mod tests {
             ("SOFTCUDA_SEED", "7"),
             ("SOFTCUDA_MEMORY_BYTES", "64M"),
             ("SOFTCUDA_SHARED_BYTES", "16k"),
+            ("SOFTCUDA_SHARED_DEFAULT_BYTES", "8k"),
             ("SOFTCUDA_DEVICES", "0"),
             ("SOFTCUDA_LOG", "/tmp/x.log"),
             ("SOFTCUDA_STATS", "/tmp/s.jsonl"),
             ("SOFTCUDA_RACES", "shared"),
             ("SOFTCUDA_ORDERING", "eager"),
             ("SOFTCUDA_STREAMS", "non-blocking"),
+            ("SOFTCUDA_REGISTERS", "40, nbody_tiled_euler=72"),
         ];
         let get = |k: &str| {
             vars.iter()
@@ -213,12 +302,15 @@ mod tests {
         assert_eq!(c.schedule, Schedule::Adversarial { seed: 7 });
         assert_eq!(c.memory_bytes, 64 << 20);
         assert_eq!(c.shared_optin, 16 << 10);
+        assert_eq!(c.shared_default, 8 << 10);
         assert_eq!(c.devices, 0);
         assert_eq!(c.log, LogTarget::File("/tmp/x.log".into()));
         assert_eq!(c.stats.as_deref(), Some("/tmp/s.jsonl"));
         assert_eq!(c.races, RaceCheck::Shared);
         assert_eq!(c.ordering, Ordering::Eager);
         assert!(c.force_non_blocking);
+        assert_eq!(c.registers.of("nbody_tiled_euler"), 72);
+        assert_eq!(c.registers.of("nbody_kick"), 40);
         let d = Config::from_vars(|_| None).unwrap();
         assert_eq!(d, Config::default());
         assert!(Config::from_vars(|k| (k == "SOFTCUDA_ARCH").then(|| "sm_75".into())).is_err());
@@ -226,5 +318,26 @@ mod tests {
             Config::from_vars(|k| (k == "SOFTCUDA_SCHEDULE").then(|| "random".into())).is_err()
         );
         assert!(Config::from_vars(|k| (k == "SOFTCUDA_DEVICES").then(|| "2".into())).is_err());
+        for bad in ["0", "256", "x", "k=", "=40", "nbody_kick=300"] {
+            assert!(
+                Config::from_vars(|k| (k == "SOFTCUDA_REGISTERS").then(|| bad.into())).is_err(),
+                "{bad}"
+            );
+        }
+        // The default limit follows a lower opt-in maximum, and cannot be
+        // set above it.
+        let small = Config::from_vars(|k| (k == "SOFTCUDA_SHARED_BYTES").then(|| "16k".into()));
+        assert_eq!(small.unwrap().shared_default, 16 << 10);
+        let above = |k: &str| match k {
+            "SOFTCUDA_SHARED_BYTES" => Some("16k".into()),
+            "SOFTCUDA_SHARED_DEFAULT_BYTES" => Some("32k".into()),
+            _ => None,
+        };
+        assert!(Config::from_vars(above).is_err());
+        let only = Registers::parse("nbody_kick=64").unwrap();
+        assert_eq!(
+            (only.of("nbody_kick"), only.of("x")),
+            (64, Registers::DEFAULT)
+        );
     }
 }

@@ -149,6 +149,11 @@ pub struct FunctionEntry {
     pub max_dynamic_shared: u32,
     /// `CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT`.
     pub carveout: i32,
+    /// `CU_FUNC_ATTRIBUTE_NUM_REGS`: from `SOFTCUDA_REGISTERS`.
+    pub registers: u32,
+    /// `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`: 1024, the entry's
+    /// `.maxntid`, or what its registers allow, whichever is least.
+    pub max_threads: u32,
 }
 
 /// A created stream.
@@ -808,6 +813,13 @@ impl Driver {
                 return Err(INVALID_PTX);
             }
         }
+        for (name, _) in &self.config.registers.per_entry {
+            if !module.kernels.iter().any(|k| &k.name == name) {
+                self.log.notice(&format!(
+                    "cuModuleLoadData: SOFTCUDA_REGISTERS names {name}, which this module does not have"
+                ));
+            }
+        }
         let id = self.id();
         self.log.trace(|| {
             format!(
@@ -834,7 +846,7 @@ impl Driver {
 
     /// `cuModuleGetFunction`: the same handle for the same name.
     pub fn get_function(&mut self, module: u32, name: &str) -> R<u32> {
-        let arch_default = self.config.arch.shared_default;
+        let arch_default = self.config.shared_default;
         let m = self.modules.get(&module).ok_or(INVALID_HANDLE)?;
         if let Some(&f) = m.functions.get(name) {
             return Ok(f);
@@ -846,7 +858,14 @@ impl Driver {
             return Err(NOT_FOUND);
         };
         let ctx = m.ctx;
-        let stat = m.module.kernels[index].static_shared;
+        let kernel = &m.module.kernels[index];
+        let stat = kernel.static_shared;
+        let registers = self.config.registers.of(name);
+        let max_threads = self
+            .config
+            .arch
+            .max_threads_for_registers(registers)
+            .min(kernel.max_threads.unwrap_or(1024));
         let id = self.id();
         self.functions.insert(
             id,
@@ -856,6 +875,8 @@ impl Driver {
                 index,
                 max_dynamic_shared: arch_default.saturating_sub(stat),
                 carveout: -1,
+                registers,
+                max_threads,
             },
         );
         self.modules
@@ -924,7 +945,7 @@ impl Driver {
                 "{} bytes of dynamic shared memory, the function allows {} (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES): more than {} KiB must be opted into with cuFuncSetAttribute, as on hardware",
                 cfg.dynamic_shared,
                 f.max_dynamic_shared,
-                self.config.arch.shared_default / 1024
+                self.config.shared_default / 1024
             ));
         } else if params.len() != kernel.param_bytes as usize {
             problem = Some(format!(
@@ -939,6 +960,16 @@ impl Driver {
                 "cuLaunchKernel {name}: {p}: CUDA_ERROR_INVALID_VALUE"
             ));
             return Err(INVALID_VALUE);
+        }
+        if cfg.block_threads() > f.max_threads as u64 {
+            // What hardware says when the block's registers do not fit.
+            self.log.notice(&format!(
+                "cuLaunchKernel {name}: {} threads per block, the function allows {} ({} registers per thread, SOFTCUDA_REGISTERS): CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+                cfg.block_threads(),
+                f.max_threads,
+                f.registers
+            ));
+            return Err(LAUNCH_OUT_OF_RESOURCES);
         }
         let op = self.enqueue(
             ctx,

@@ -138,8 +138,38 @@ impl Arch {
         LAUNCH_OVERHEAD_S + issue.max(shared).max(dram)
     }
 
+    /// The most threads a block of a function using `registers` registers
+    /// per thread can have (`CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK` after
+    /// the JIT): registers are allocated per warp in units of 256 (a
+    /// thread's count rounded up to 8), and a block's warps share the
+    /// register file (64 Ki registers per block on sm_70 to sm_90), so 64
+    /// registers still allow 1024 threads and 72 allow 896. Capped at 1024.
+    pub fn max_threads_for_registers(&self, registers: u32) -> u32 {
+        let per_warp = registers.max(1).div_ceil(8) * 8 * 32;
+        ((self.registers / per_warp) * 32).min(1024)
+    }
+
     /// Modelled seconds of copying `bytes` between host and device (PCIe).
     pub fn model_copy_seconds(&self, bytes: u64) -> f64 {
         5e-6 + bytes as f64 / 20e9
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registers_limit_threads_per_block() {
+        for arch in [SM70, SM80, SM90] {
+            assert_eq!(arch.max_threads_for_registers(32), 1024);
+            assert_eq!(arch.max_threads_for_registers(64), 1024);
+            // 72 registers: 2304 per warp, 28 warps in 64 Ki registers.
+            assert_eq!(arch.max_threads_for_registers(72), 896);
+            // 65 rounds up to 72.
+            assert_eq!(arch.max_threads_for_registers(65), 896);
+            assert_eq!(arch.max_threads_for_registers(128), 512);
+            assert_eq!(arch.max_threads_for_registers(255), 256);
+        }
     }
 }

@@ -1,19 +1,30 @@
 //! The CUDA engine: the embedded PTX loaded with cust, device buffers, and the
 //! launch plans of `plan/` executed on one stream by the shared step loop.
 //!
-//! It cannot run on the machines this crate is developed on (no GPU); it is
-//! type-checked in CI, and what it launches (entry points, grids, shared
-//! bytes, arguments) is the plan the emulator runs and the tests check
-//! against the PTX parameter lists.
+//! No machine this crate is developed on has a GPU: CI runs it, through
+//! cust, on the software CUDA device (`softcuda`, `scripts/ci-softcuda.sh`),
+//! whose driver takes every liberty CUDA allows (late legacy-stream copies,
+//! non-blocking streams, register-limited kernels); what it launches
+//! (entry points, grids, shared bytes, arguments) is the plan the emulator
+//! runs and the tests check against the PTX parameter lists.
+//!
+//! Ordering: every memory operation that a kernel reads (uploads, memsets,
+//! the divergence flag's reset) is an asynchronous operation on the engine's
+//! own stream, so stream order puts it before the kernels whatever the
+//! stream's flags. The synchronous cust calls run on the legacy stream,
+//! which a `NON_BLOCKING` stream does not wait for (and pageable copies and
+//! memsets may complete after the call returns): they are used only to read
+//! results back after the stream has been synchronised.
 
 use std::ffi::c_void;
+use std::mem::ManuallyDrop;
 use std::ptr;
 
-use cust::context::{Context, CurrentContext};
+use cust::context::Context;
 use cust::device::Device;
 use cust::error::CudaError;
 use cust::event::{Event, EventFlags};
-use cust::memory::{CopyDestination, DeviceBuffer};
+use cust::memory::{AsyncCopyDestination, CopyDestination, DeviceBuffer};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use cust::sys;
@@ -22,7 +33,8 @@ use gpu_kernels::Vec4;
 use gpu_kernels::entry::{Arg, Entry, MAX_PARAMS};
 use gpu_kernels::integrate::ALL_FINITE;
 
-use super::budget::{device_bytes, needs_shared_opt_in};
+use super::budget::device_bytes;
+use super::limits::configure_functions;
 use crate::config::Params;
 use crate::engine::{BackendKind, Divergence, Engine};
 use crate::error::{Error, Result};
@@ -31,7 +43,7 @@ use crate::plan::{Buf, Op, Plan};
 use crate::state::{Bodies, Energy};
 
 /// Maps a driver error to [`Error::Cuda`], naming what was being done.
-fn during(what: &'static str) -> impl Fn(CudaError) -> Error {
+pub(super) fn during(what: &'static str) -> impl Fn(CudaError) -> Error {
     move |e| Error::Cuda {
         during: what.to_owned(),
         message: e.to_string(),
@@ -39,7 +51,7 @@ fn during(what: &'static str) -> impl Fn(CudaError) -> Error {
 }
 
 /// A raw driver call's status as an [`Error::Cuda`].
-fn driver(status: sys::CUresult, what: &'static str) -> Result<()> {
+pub(super) fn driver(status: sys::CUresult, what: &'static str) -> Result<()> {
     if status == sys::CUresult::CUDA_SUCCESS {
         Ok(())
     } else {
@@ -66,18 +78,23 @@ fn unflatten(v: &[f32]) -> Vec<Vec4> {
 
 /// Runs the kernels on one CUDA device.
 pub(crate) struct CudaEngine {
-    device: GpuState,
+    /// Dropped by [`CudaEngine`]'s `Drop`, with the context current.
+    device: ManuallyDrop<GpuState>,
     plan: Plan,
     /// Device ordinal and name.
     ordinal: u32,
     name: String,
+    /// The device's primary context, retained by this engine and released
+    /// after `device` (fields drop after `Drop::drop`).
+    context: Context,
 }
 
 /// The device side: buffers, the module's functions, the stream and the
-/// timing events.
+/// timing events. Every one of them belongs to `context` and must be freed
+/// with it current (see `Drop for CudaEngine`).
 ///
-/// Fields drop in declaration order: buffers, module, events and stream are
-/// released while the context (last) is still alive.
+/// Fields drop in declaration order: buffers, module, events, then the
+/// stream the buffers' operations were queued on.
 struct GpuState {
     /// Positions and masses, double-buffered; `pos[current]` is `PosIn`.
     pos: [DeviceBuffer<f32>; 2],
@@ -94,14 +111,36 @@ struct GpuState {
     stop: Event,
     stream: Stream,
     seconds: f64,
-    context: Context,
+    /// The context everything above belongs to (owned by the engine).
+    context: sys::CUcontext,
 }
 
 // SAFETY: the driver objects are handles into the device's primary context,
-// which any host thread may use once it is made current; every method that
-// touches the device first makes it current (`GpuState::enter`), and the
-// engine is used from one thread at a time (`&mut self`).
+// which any host thread may use once it is made current: every method that
+// touches the device first makes it current (`GpuState::enter`), `Drop`
+// pushes it before freeing anything, and the engine is used from one thread
+// at a time (`&mut self`).
 unsafe impl Send for CudaEngine {}
+
+impl Drop for CudaEngine {
+    /// Frees the buffers, module, events and stream with the engine's
+    /// context current on *this* thread, then restores the thread's previous
+    /// context. The engine is `Send`: dropped on a thread that never used
+    /// CUDA, `cuMemFree` would fail there (no current context) and leak.
+    fn drop(&mut self) {
+        // SAFETY: a live context handle: `self.context` is released only
+        // after this function returns.
+        let pushed = unsafe { sys::cuCtxPushCurrent_v2(self.context.as_raw()) }
+            == sys::CUresult::CUDA_SUCCESS;
+        // SAFETY: `device` is dropped exactly once, here, and not used after.
+        unsafe { ManuallyDrop::drop(&mut self.device) };
+        if pushed {
+            let mut popped = ptr::null_mut();
+            // SAFETY: pops what was pushed above into a local out-pointer.
+            unsafe { sys::cuCtxPopCurrent_v2(&mut popped) };
+        }
+    }
+}
 
 impl CudaEngine {
     /// Loads the PTX on `device` and uploads `bodies`. Checks the block's
@@ -160,55 +199,80 @@ impl CudaEngine {
                     .map_err(during("finding a kernel"))
             })
             .collect::<Result<Vec<_>>>()?;
-        if needs_shared_opt_in(needed_shared) {
-            for &f in &functions {
-                // SAFETY: a valid function handle of the loaded module.
-                let status = unsafe {
-                    sys::cuFuncSetAttribute(
-                        f,
-                        sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                        needed_shared as i32,
-                    )
-                };
-                driver(status, "raising the shared-memory limit")?;
-            }
-        }
+        configure_functions(&functions, &plan)?;
 
+        // Everything below is queued on `stream`, in order (see the module
+        // documentation); the host vectors must outlive the copies, which
+        // may read them when the stream runs: the stream is synchronised
+        // before they are dropped.
+        let stream =
+            Stream::new(StreamFlags::NON_BLOCKING, None).map_err(during("creating a stream"))?;
         let (pos, vel) = bodies.to_device_layout();
+        let (pos, vel) = (flatten(&pos), flatten(&vel));
         let upload = during("uploading the bodies");
         let mut state = GpuState {
-            pos: [
-                DeviceBuffer::from_slice(&flatten(&pos)).map_err(&upload)?,
-                DeviceBuffer::zeroed(4 * pos.len()).map_err(&upload)?,
-            ],
+            pos: [uninitialized(pos.len())?, uninitialized(pos.len())?],
             current: 0,
-            vel: DeviceBuffer::from_slice(&flatten(&vel)).map_err(&upload)?,
-            acc: DeviceBuffer::zeroed(4 * pos.len()).map_err(&upload)?,
-            partials: DeviceBuffer::zeroed(plan.energy_partials_len()).map_err(&upload)?,
-            flag: DeviceBuffer::from_slice(&[ALL_FINITE, 0]).map_err(&upload)?,
+            vel: uninitialized(vel.len())?,
+            acc: uninitialized(pos.len())?,
+            partials: uninitialized(plan.energy_partials_len())?,
+            flag: uninitialized(2)?,
             functions,
             _module: module,
             start: Event::new(EventFlags::DEFAULT).map_err(during("creating events"))?,
             stop: Event::new(EventFlags::DEFAULT).map_err(during("creating events"))?,
-            stream: Stream::new(StreamFlags::NON_BLOCKING, None)
-                .map_err(during("creating a stream"))?,
+            stream,
             seconds: 0.0,
-            context,
+            context: context.as_raw(),
         };
+        // SAFETY: the five operations write buffers of the engine, of the
+        // host slices' lengths, that only this stream uses; the host vectors
+        // live until the synchronisation below.
+        unsafe {
+            let s = &state.stream;
+            state.pos[0].async_copy_from(&pos[..], s).map_err(&upload)?;
+            state.pos[1].set_zero_async(s).map_err(&upload)?;
+            state.vel.async_copy_from(&vel[..], s).map_err(&upload)?;
+            state.acc.set_zero_async(s).map_err(&upload)?;
+            state.partials.set_zero_async(s).map_err(&upload)?;
+        }
+        state.reset_flag()?;
         execute_all(&mut state, plan.prepare())?;
+        state.sync()?;
+        drop((pos, vel));
         Ok(CudaEngine {
-            device: state,
+            device: ManuallyDrop::new(state),
             plan,
             ordinal: device,
             name,
+            context,
         })
     }
+}
+
+/// A device buffer of `len` elements, written by the engine's stream before
+/// any kernel reads it.
+fn uninitialized<T: cust::memory::DeviceCopy>(len: usize) -> Result<DeviceBuffer<T>> {
+    // SAFETY: `f32`, `f64` and `u32` are valid for any bit pattern; every
+    // buffer is filled by an operation on the engine's stream (`new`) or
+    // written by a kernel before it is read.
+    unsafe { DeviceBuffer::uninitialized(len) }.map_err(during("allocating device memory"))
 }
 
 impl GpuState {
     /// Makes this device's context current on the calling thread.
     fn enter(&self) -> Result<()> {
-        CurrentContext::set_current(&self.context).map_err(during("making the context current"))
+        // SAFETY: the engine's context, alive as long as the engine.
+        let status = unsafe { sys::cuCtxSetCurrent(self.context) };
+        driver(status, "making the context current")
+    }
+
+    /// Queues `words` 32-bit words of `value` at `dst` on the engine's stream.
+    fn memset32(&self, dst: u64, value: u32, words: usize) -> Result<()> {
+        // SAFETY: `dst` points to `words` words of a buffer of the engine,
+        // which only this stream writes.
+        let status = unsafe { sys::cuMemsetD32Async(dst, value, words, self.stream.as_inner()) };
+        driver(status, "resetting the divergence flag")
     }
 
     fn device_ptr(&self, buf: Buf) -> u64 {
@@ -296,10 +360,12 @@ impl PlanDevice for GpuState {
         }
     }
 
+    /// Two memsets on the stream (no host buffer to keep alive, unlike an
+    /// asynchronous copy of `[ALL_FINITE, 0]`).
     fn reset_flag(&mut self) -> Result<()> {
-        self.flag
-            .copy_from(&[ALL_FINITE, 0][..])
-            .map_err(during("resetting the divergence flag"))
+        let flag = self.flag.as_device_ptr().as_raw();
+        self.memset32(flag, ALL_FINITE, 1)?;
+        self.memset32(flag + 4, 0, 1)
     }
 
     fn read_flag(&mut self) -> Result<[u32; 2]> {
@@ -351,7 +417,7 @@ impl Engine for CudaEngine {
 
     fn step(&mut self, steps: u64) -> Result<Option<Divergence>> {
         self.device.enter()?;
-        run_steps(&mut self.device, &self.plan, steps)
+        run_steps(&mut *self.device, &self.plan, steps)
     }
 
     fn read_state(&mut self) -> Result<Bodies> {
@@ -377,7 +443,7 @@ impl Engine for CudaEngine {
 
     fn accelerations(&mut self) -> Result<Vec<Vec3>> {
         self.device.enter()?;
-        execute_all(&mut self.device, self.plan.accelerations())?;
+        execute_all(&mut *self.device, self.plan.accelerations())?;
         let d = &self.device;
         d.sync()?;
         let acc = d.download_f32(&d.acc)?;

@@ -9,6 +9,8 @@ mod budget;
 #[cfg(feature = "cuda")]
 mod engine;
 #[cfg(feature = "cuda")]
+mod limits;
+#[cfg(feature = "cuda")]
 pub(crate) use engine::CudaEngine;
 
 #[cfg(not(feature = "cuda"))]

@@ -12,6 +12,11 @@
 //!
 //! Interactions are `N (N - 1)` for every force kernel (the triangle
 //! kernel computes `N (N - 1) / 2` pairs, two interactions each).
+//!
+//! The launch shapes are those of `gpu_kernels::shape` (tiled: 2 bodies per
+//! thread; triangle: 4 bodies per thread, `G (G + 1) / 2` blocks of groups
+//! of `4 B` bodies), written out here because the interpreter depends on
+//! nothing; `softcuda/tests/kernels.rs` takes them from the kernel crate.
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -155,28 +160,29 @@ fn run(m: &Module, a: &Args, name: &str) -> Result<Run, String> {
     let all_pairs = n as f64 * (n as f64 - 1.0);
     let per_body = LaunchConfig::linear(n.div_ceil(b), b, 0);
     let (cfg, args, interactions): (LaunchConfig, Vec<Vec<u8>>, f64) = match name {
-        "nbody_simt_accel" => (
+        "nbody_simt_accel" | "nbody_simt_accel_guarded" => (
             per_body,
             vec![ptr(p_in), ptr(acc), u(n), f(g), f(eps2)],
             all_pairs,
         ),
-        "nbody_simt_euler" => (
+        "nbody_simt_euler" | "nbody_simt_euler_guarded" => (
             per_body,
             vec![ptr(p_in), ptr(p_out), ptr(v), u(n), f(dt), f(g), f(eps2)],
             all_pairs,
         ),
-        "nbody_tiled_accel" => (
+        "nbody_tiled_accel" | "nbody_tiled_accel_guarded" => (
             LaunchConfig::linear(n.div_ceil(2 * b), b, 16 * b),
             vec![ptr(p_in), ptr(acc), u(n), f(g), f(eps2)],
             all_pairs,
         ),
-        "nbody_tiled_euler" => (
+        "nbody_tiled_euler" | "nbody_tiled_euler_guarded" => (
             LaunchConfig::linear(n.div_ceil(2 * b), b, 16 * b),
             vec![ptr(p_in), ptr(p_out), ptr(v), u(n), f(dt), f(g), f(eps2)],
             all_pairs,
         ),
-        "nbody_triangle_accel" => {
-            let groups = if n < 2 { 0 } else { (n - 2) / b + 1 };
+        "nbody_triangle_accel" | "nbody_triangle_accel_guarded" => {
+            // gpu_kernels::shape::triangle: groups of 4 bodies per thread.
+            let groups = if n < 2 { 0 } else { (n - 2) / (4 * b) + 1 };
             (
                 LaunchConfig::linear(groups * (groups + 1) / 2, b, 32 * b),
                 vec![ptr(p_in), ptr(acc), u(n), f(g), f(eps2)],
@@ -194,7 +200,7 @@ fn run(m: &Module, a: &Args, name: &str) -> Result<Run, String> {
             vec![ptr(p_in), ptr(p_out), ptr(v), u(n), f(dt)],
             n as f64,
         ),
-        "nbody_euler_from_accel" => (
+        "nbody_kick_drift" => (
             per_body,
             vec![ptr(p_in), ptr(p_out), ptr(v), ptr(acc), u(n), f(dt)],
             n as f64,

@@ -1,0 +1,72 @@
+//! The kernels' limits after the driver's JIT, checked against a plan's
+//! launches before anything is allocated or launched (issue 15, defect 4).
+
+use cust::sys;
+use gpu_kernels::entry::Entry;
+
+use super::engine::driver;
+use crate::error::{Error, Result};
+use crate::plan::{Op, Plan};
+
+/// A function attribute of a loaded kernel.
+fn function_attribute(f: sys::CUfunction, attribute: sys::CUfunction_attribute) -> Result<u32> {
+    let mut value = 0i32;
+    // SAFETY: a valid function handle of the loaded module and an out-pointer
+    // to an i32.
+    let status = unsafe { sys::cuFuncGetAttribute(&mut value, attribute, f) };
+    driver(status, "reading a kernel's attributes")?;
+    Ok(value.max(0) as u32)
+}
+
+/// Checks every function `plan` launches against its limits after the
+/// driver's JIT, and raises its dynamic shared-memory limit where a launch
+/// needs more: all before anything is allocated or launched.
+///
+/// The JIT decides the registers per thread, and with them the largest block
+/// a function can run (`MAX_THREADS_PER_BLOCK`); a larger launch would fail
+/// with `CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES` in the middle of a run. A
+/// function may use `MAX_DYNAMIC_SHARED_SIZE_BYTES` of dynamic shared memory
+/// (48 KiB less its static shared memory) unless raised; the caller has
+/// checked the device's opt-in maximum.
+pub(super) fn configure_functions(functions: &[sys::CUfunction], plan: &Plan) -> Result<()> {
+    use sys::CUfunction_attribute::*;
+    // Per entry: the largest block and dynamic shared memory it is launched with.
+    let mut needs: Vec<(Entry, u32, u32)> = Vec::new();
+    for op in plan.every_op() {
+        let Op::Launch(launch, shape) = op else {
+            continue;
+        };
+        let entry = launch.entry();
+        match needs.iter_mut().find(|(e, ..)| *e == entry) {
+            Some((_, block, shared)) => {
+                *block = (*block).max(shape.block);
+                *shared = (*shared).max(shape.shared_bytes);
+            }
+            None => needs.push((entry, shape.block, shape.shared_bytes)),
+        }
+    }
+    for (entry, block, shared) in needs {
+        let f = functions[entry as usize];
+        let max = function_attribute(f, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?;
+        if block > max {
+            return Err(Error::BlockExceedsKernelLimit {
+                kernel: entry.name(),
+                block,
+                max,
+                registers: function_attribute(f, CU_FUNC_ATTRIBUTE_NUM_REGS)?,
+            });
+        }
+        if shared > function_attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)? {
+            // SAFETY: a valid function handle of the loaded module.
+            let status = unsafe {
+                sys::cuFuncSetAttribute(
+                    f,
+                    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    shared as i32,
+                )
+            };
+            driver(status, "raising the shared-memory limit")?;
+        }
+    }
+    Ok(())
+}
