@@ -8,9 +8,13 @@ stats=${SASS_STATS:-$(dirname "$root")/shared/tools/sass-stats}
 PATH=$("$root/scripts/cuda-tools.sh"):$PATH
 export PATH
 "$stats" "$root/nbody-host/ptx/gpu_kernels.ptx" >"$root/target/sass-stats.txt"
-python3 - "$root/README.md" "$root/target/sass-stats.txt" <<'PY'
+# The Lennard-Jones force loop has one reciprocal (MUFU.RCP) per neighbour pair.
+"$stats" "$root/nbody-host/ptx/gpu_kernels.ptx" --marker 'MUFU\.RCP' --kernel '^nbody_lj_forces' >"$root/target/sass-stats-lj.txt"
+python3 - "$root/README.md" "$root/target/sass-stats.txt" "$root/target/sass-stats-lj.txt" <<'PY'
 import re, sys
 readme, stats = sys.argv[1], open(sys.argv[2]).read()
+lj = {dict(re.findall(r"(\w+)=(\S+)", l)).get("kernel"): l for l in open(sys.argv[3]).read().splitlines()}
+stats = "\n".join(lj.get(dict(re.findall(r"(\w+)=(\S+)", l)).get("kernel"), l) for l in stats.splitlines())
 rows = ["| kernel | registers | spills | SASS instr. per interaction (sm_90) |", "| --- | ---: | ---: | ---: |"]
 for line in stats.splitlines():
     f = dict(re.findall(r"(\w+)=(\S+)", line))
@@ -19,6 +23,8 @@ for line in stats.splitlines():
     ipi = f.get("instr_per_interaction", "n/a")
     if f["kernel"] == "nbody_triangle_accel" and ipi != "n/a":
         ipi += " per pair (2 interactions)"
+    if f["kernel"].startswith("nbody_lj_forces") and ipi != "n/a":
+        ipi += " per neighbour pair"
     rows.append(f"| `{f['kernel']}` | {f['regs']} | {f['spill']} | {ipi} |")
 text = open(readme).read()
 begin, end = "<!-- sass-table:begin -->", "<!-- sass-table:end -->"
