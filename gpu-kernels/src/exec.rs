@@ -31,8 +31,6 @@ unsafe impl Word for f32 {}
 unsafe impl Word for f64 {}
 // SAFETY: four f32 (`repr(C, align(16))`), 16 bytes, no padding.
 unsafe impl Word for crate::Vec4 {}
-// SAFETY: three i32 and a u32 (`repr(C, align(16))`), 16 bytes, no padding.
-unsafe impl Word for crate::periodic::Tag {}
 
 /// A device buffer as a kernel sees it: a base pointer and a length in elements.
 ///

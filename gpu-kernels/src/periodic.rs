@@ -22,7 +22,7 @@
 //! image a minimum-image pair within `r_list` needs is one of them (for
 //! `x_i, x_j` in `[0, L)`: `|x_j + L - x_i| < r_list` implies `x_j < r_list`).
 
-use crate::exec::{Exec, Global};
+use crate::exec::{Exec, Global, Word};
 use crate::integrate::global_thread;
 use crate::interaction::Real;
 use crate::vec4::Vec4;
@@ -42,6 +42,10 @@ pub struct Tag {
     /// The body's index in the caller's order.
     pub id: u32,
 }
+
+// SAFETY: three i32 and a u32 (`repr(C, align(16))`), 16 bytes, no padding,
+// every bit pattern valid.
+unsafe impl Word for Tag {}
 
 /// The status buffer of a periodic run, `STATUS_WORDS` words the host reads
 /// once per step: words 0 and 1 are the divergence flag of
