@@ -73,7 +73,7 @@ impl MdPlan {
             (MdBuf::GhostOff, n),
             (MdBuf::GhostSrc, self.gcap as usize),
             (MdBuf::GhostShift, 4 * self.gcap as usize),
-            (MdBuf::NList, self.nlist_words()),
+            (MdBuf::NList, self.nlist_words()?),
             (MdBuf::NCount, n),
             (MdBuf::Status, STATUS_WORDS as usize),
             (
@@ -240,7 +240,7 @@ impl MdPlan {
             }
             if needed > 0 {
                 self.cap = with_headroom(needed);
-                dev.alloc(MdBuf::NList, self.nlist_words(), false)?;
+                dev.alloc(MdBuf::NList, self.nlist_words()?, false)?;
                 dev.write(MdBuf::Status, STATUS_NEIGHBOURS as usize, &[0])?;
             }
             if ghosts <= self.gcap && needed == 0 {

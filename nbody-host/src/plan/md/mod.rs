@@ -215,7 +215,17 @@ impl MdPlan {
         self.cap = cap.next_multiple_of(NEIGHBOUR_GROUP).max(NEIGHBOUR_GROUP);
     }
 
-    fn nlist_words(&self) -> usize {
-        shape::neighbour_stride(self.n) as usize * self.cap as usize
+    /// Words of the neighbour lists; an error when they would not be
+    /// indexable with 31 bits (the kernels' indices are `u32`).
+    fn nlist_words(&self) -> Result<usize> {
+        let words = shape::neighbour_stride(self.n) as u64 * self.cap as u64;
+        if words >= 1 << 31 {
+            return Err(params::invalid(
+                "neighbour list entries",
+                words as f64,
+                "must stay below 2^31 (fewer bodies, or a shorter cutoff + skin)",
+            ));
+        }
+        Ok(words as usize)
     }
 }

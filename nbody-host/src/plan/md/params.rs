@@ -163,7 +163,7 @@ impl MdPlan {
             .map(|&l| 1.0 + 2.0 * (rg as f64 / l as f64).min(0.5))
             .product::<f64>()
             - 1.0;
-        Ok(MdPlan {
+        let plan = MdPlan {
             params: p,
             n,
             grid: Grid {
@@ -182,6 +182,8 @@ impl MdPlan {
             gcap: ((n as f64 * ghost_fraction * 1.25) as u32 + 32).min(7 * n),
             ghosts: 0,
             builds: 0,
-        })
+        };
+        plan.nlist_words()?;
+        Ok(plan)
     }
 }
