@@ -188,8 +188,8 @@ fn cases() -> Vec<Case> {
         params(l.map(|x| x as f32), 1.5, 0.3, None, 32),
     ));
     // fcc lattices at the in.lj density: 32 bodies (box 3.36, 2 cells per
-    // side at r_list 1.4), 2048 (8^3 unit cells, 4 cells per side at the
-    // in.lj cutoff 2.5 and skin 0.3).
+    // side at r_list 1.4), and 4000 (10^3 unit cells, 6 cells per side at
+    // the in.lj cutoff 2.5 and skin 0.3) shaken by up to 0.05 per component.
     let (pos, l) = reference::fcc(2, 0.8442);
     out.push(Case::new(
         "fcc N 32",
@@ -197,11 +197,16 @@ fn cases() -> Vec<Case> {
         v(32, 1),
         params([l as f32; 3], 1.2, 0.2, None, 32),
     ));
-    let (pos, l) = reference::fcc(8, 0.8442);
+    let (pos, l) = reference::fcc(10, 0.8442);
+    let shaken = pos
+        .iter()
+        .zip(v(4000, 3))
+        .map(|(p, d)| std::array::from_fn(|k| (p[k] + 0.05 * d[k].clamp(-1.0, 1.0)).rem_euclid(l)))
+        .collect();
     out.push(Case::new(
-        "fcc N 2048",
-        pos,
-        v(2048, 2),
+        "shaken fcc N 4000",
+        shaken,
+        v(4000, 2),
         params([l as f32; 3], 2.5, 0.3, None, 128),
     ));
     out
