@@ -53,6 +53,10 @@ fn nve_liquid_conserves_energy_like_the_reference() {
         let t = plan.thermo(&mut dev).unwrap();
         worst = worst.max((t.kinetic + t.potential - total0).abs());
     }
+    println!(
+        "liquid N {n}, 300 steps: energy excursion {worst:.3e} (reference {excursion:.3e}, allowed {allowed:.3e}), {} builds",
+        plan.builds()
+    );
     assert!(
         worst <= allowed,
         "energy moved by {worst:e}, the reference by {excursion:e} (allowed {allowed:e})"
@@ -368,7 +372,7 @@ fn the_force_kernel_moves_at_most_36_bytes_per_pair() {
     let per_pair = |x: u64| x as f64 / pairs as f64;
     let bytes = per_pair(32 * s.global_sectors);
     println!(
-        "nbody_lj_forces, N {n}, {pairs} list entries ({:.1} per body): {:.2} warp instructions, {:.2} thread instructions, {bytes:.2} bytes ({:.3} sectors) per pair",
+        "nbody_lj_forces, N {n}, {pairs} list entries ({:.1} per body), per entry: {:.2} PTX issue slots x 32 lanes (idle lanes included), {:.2} PTX instructions of active lanes, {bytes:.2} bytes ({:.3} sectors) of global traffic",
         pairs as f64 / n as f64,
         per_pair(s.warp_instructions) * 32.0,
         per_pair(s.thread_instructions),
