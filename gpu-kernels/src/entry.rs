@@ -22,8 +22,11 @@
 use crate::exec::{Exec, Global, Word};
 #[cfg(target_arch = "nvptx64")]
 use crate::nvptx::Gpu;
+use crate::periodic::{STATUS_WORDS, Tag};
 use crate::vec4::Vec4;
-use crate::{energy, integrate, shape, simt, tiled, triangle};
+use crate::{
+    binning, energy, integrate, lj, neighbours, periodic, scan, shape, simt, tiled, triangle,
+};
 
 /// The PTX type of one kernel parameter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -381,6 +384,72 @@ kernel_table! {
     /// The divergence check: [`integrate::check_finite`].
     CheckFinite = nbody_check_finite => integrate::check_finite(
         pos: Vec4[n], vel: Vec4[n], n: u32, step: u32, flag: u32[2],
+    );
+    /// Short-range MD: wrap, cell key and slot by atomic count: [`binning::bin`].
+    MdBin = nbody_md_bin => binning::bin(
+        pos: Vec4[n], tag: Tag[n], cell: u32[n], slot: u32[n], counts: u32[nx * ny * nz],
+        n: u32, lx: f32, ly: f32, lz: f32, nx: u32, ny: u32, nz: u32,
+    );
+    /// Exclusive scan within each block, block totals out: [`scan::scan_blocks`].
+    ScanBlocks = nbody_scan_blocks => scan::scan_blocks(
+        data: u32[len], out: u32[len], sums: u32[e.grid_dim()], len: u32,
+    );
+    /// Exclusive scan of the block totals, one block: [`scan::scan_sums`].
+    ScanSums = nbody_scan_sums => scan::scan_sums(
+        sums: u32[count], count: u32, status: u32[STATUS_WORDS], total_at: u32,
+    );
+    /// Block offsets added back: [`scan::scan_add`].
+    ScanAdd = nbody_scan_add => scan::scan_add(
+        out: u32[len], offsets: u32[e.grid_dim()], len: u32,
+    );
+    /// Bodies grouped by cell: [`binning::scatter`].
+    MdScatter = nbody_md_scatter => binning::scatter(
+        cell: u32[n], slot: u32[n], start: u32[cells + 1], order: u32[n], n: u32, cells: u32,
+    );
+    /// Stable rank within the cell and the move into cell order: [`binning::reorder`].
+    MdReorder = nbody_md_reorder => binning::reorder(
+        pos_in: Vec4[n], vel_in: Vec4[n], tag_in: Tag[n], cell: u32[n], start: u32[cells + 1],
+        order: u32[n], pos_out: Vec4[n], vel_out: Vec4[n], tag_out: Tag[n], reference: Vec4[n],
+        n: u32, cells: u32,
+    );
+    /// Ghosts per body: [`periodic::ghost_count`].
+    MdGhostCount = nbody_md_ghost_count => periodic::ghost_count(
+        pos: Vec4[n], gcount: u32[n], n: u32, lx: f32, ly: f32, lz: f32, rlist2: f32,
+    );
+    /// Ghost slots, shifts and positions: [`periodic::ghost_place`].
+    MdGhostPlace = nbody_md_ghost_place => periodic::ghost_place(
+        pos: Vec4[n + gcap], goff: u32[n], src: u32[gcap], shift: Vec4[gcap],
+        n: u32, gcap: u32, lx: f32, ly: f32, lz: f32, rlist2: f32,
+    );
+    /// Ghosts moved with their bodies: [`periodic::ghost_update`].
+    MdGhostUpdate = nbody_md_ghost_update => periodic::ghost_update(
+        pos: Vec4[n + ghosts], src: u32[ghosts], shift: Vec4[ghosts], n: u32, ghosts: u32,
+    );
+    /// Full neighbour lists from the cells: [`neighbours::build`].
+    MdNeighbours = nbody_md_neighbours => neighbours::build(
+        pos: Vec4[n], start: u32[nx * ny * nz + 1], goff: u32[n],
+        nlist: u32[shape::neighbour_stride(n) * cap], ncount: u32[n], status: u32[STATUS_WORDS],
+        n: u32, cap: u32, lx: f32, ly: f32, lz: f32, nx: u32, ny: u32, nz: u32, rlist2: f32,
+    );
+    /// Lennard-Jones accelerations over the lists: [`lj::lj_forces`].
+    LjForces = nbody_lj_forces => lj::lj_forces<_, false>(
+        pos: Vec4[extent], nlist: u32[shape::neighbour_stride(n) * cap], ncount: u32[n],
+        acc: Vec4[n], vel: Vec4[n], partials: f64[shape::lj_partials(n, e.block_dim())],
+        n: u32, extent: u32, cap: u32, rc2: f32, s6: f32, two_s6: f32, c6: f32, u6: f32,
+        ushift: f32,
+    );
+    /// [`LjForces`](Entry::LjForces) plus per-block potential, virial and
+    /// kinetic sums: [`lj::lj_forces`].
+    LjForcesThermo = nbody_lj_forces_thermo => lj::lj_forces<_, true>(
+        pos: Vec4[extent], nlist: u32[shape::neighbour_stride(n) * cap], ncount: u32[n],
+        acc: Vec4[n], vel: Vec4[n], partials: f64[shape::lj_partials(n, e.block_dim())],
+        n: u32, extent: u32, cap: u32, rc2: f32, s6: f32, two_s6: f32, c6: f32, u6: f32,
+        ushift: f32,
+    );
+    /// Drift in place and the rebuild trigger: [`periodic::drift_check`].
+    MdDrift = nbody_md_drift => periodic::drift_check(
+        pos: Vec4[n], vel: Vec4[n], reference: Vec4[n], status: u32[STATUS_WORDS],
+        n: u32, dt: f32, limit2: f32,
     );
 }
 

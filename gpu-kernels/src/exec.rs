@@ -91,6 +91,36 @@ impl<T> Global<T> {
     pub const fn is_empty(self) -> bool {
         self.len == 0
     }
+
+    /// The view of elements `by..` (empty past the end): element `k` of the
+    /// result is element `by + k` of `self`. On the GPU the offset is one
+    /// address computation, and constant indices into the result become
+    /// immediate offsets of the loads.
+    #[inline(always)]
+    pub const fn offset(self, by: u32) -> Self {
+        Global::new(
+            self.ptr.wrapping_add(by as usize),
+            self.len.saturating_sub(by),
+        )
+    }
+}
+
+/// Four neighbour indices loaded together (`ld.global.v4.u32`): a group of
+/// a neighbour list (see [`neighbours`](crate::neighbours)).
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Quad(pub [u32; 4]);
+
+// SAFETY: four u32 (`repr(C, align(16))`), 16 bytes, no padding.
+unsafe impl Word for Quad {}
+
+impl Global<u32> {
+    /// The same memory as `len / 4` [`Quad`]s (the base must be 16-byte
+    /// aligned on the GPU: a device allocation plus a multiple of 4 words).
+    #[inline(always)]
+    pub const fn quads(self) -> Global<Quad> {
+        Global::new(self.ptr as *mut Quad, self.len / 4)
+    }
 }
 
 impl Global<crate::Vec4> {
@@ -143,6 +173,18 @@ pub trait Exec {
     /// # Safety
     /// See the trait documentation.
     unsafe fn atomic_add(&self, buf: Global<f32>, i: u32, value: f32);
+    /// `atomicAdd` on `u32` element `i` of a device buffer; returns the old
+    /// value (`atom.global.add.u32`: the counting sort's slot within a cell).
+    ///
+    /// # Safety
+    /// See the trait documentation.
+    unsafe fn atomic_add_u32(&self, buf: Global<u32>, i: u32, value: u32) -> u32;
+    /// `atomicMax` on `u32` element `i` of a device buffer, result unused
+    /// (`red.global.max.u32`: flags and counts the host reads).
+    ///
+    /// # Safety
+    /// See the trait documentation.
+    unsafe fn atomic_max_u32(&self, buf: Global<u32>, i: u32, value: u32);
 
     /// Reads element `i` of the dynamic shared memory viewed as an array of `T`.
     ///

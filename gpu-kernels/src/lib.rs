@@ -1,4 +1,4 @@
-//! Direct-summation gravity kernels, written once in `no_std` Rust.
+//! Direct-summation gravity and short-range (Lennard-Jones) kernels, written once in `no_std` Rust.
 //!
 //! The same kernel bodies compile to PTX (`nvptx64-nvidia-cuda`, see
 //! `scripts/build-ptx.sh`) and to host code, where `nbody-host`'s emulator runs
@@ -18,6 +18,11 @@
 //! | [`triangle`] | Newton's third law: each pair once, upper-triangle block schedule |
 //! | [`integrate`] | kick, drift, the two fused, the divergence check |
 //! | [`energy`] | kinetic and softened potential energy, reduced in f64 |
+//! | [`periodic`] | short-range MD: the periodic box, ghosts, drift with the rebuild trigger |
+//! | [`scan`] | exclusive prefix sums over the grid (block scans, block sums) |
+//! | [`binning`] | short-range MD: the counting sort of bodies by cell |
+//! | [`neighbours`] | short-range MD: full neighbour lists from the cells |
+//! | [`lj`] | short-range MD: Lennard-Jones forces (and thermo sums) over the lists |
 //! | [`entry`] | the kernel table: every entry point declared once |
 //!
 //! Every kernel has a generic body (`unsafe fn ...<E: Exec>`) in its family's
@@ -63,11 +68,16 @@ macro_rules! unrolled_while {
     };
 }
 
+pub mod binning;
 pub mod energy;
 pub mod entry;
 pub mod exec;
 pub mod integrate;
 pub mod interaction;
+pub mod lj;
+pub mod neighbours;
+pub mod periodic;
+pub mod scan;
 pub mod shape;
 pub mod simt;
 pub mod tiled;

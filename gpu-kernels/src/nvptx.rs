@@ -1,5 +1,5 @@
 //! The GPU implementation of [`Exec`]: PTX special registers, barriers, shared
-//! memory and `red.add.f32`. Compiled for `nvptx64` only.
+//! memory, `red.add.f32` and the `u32` atomics. Compiled for `nvptx64` only.
 
 use core::arch::asm;
 use core::arch::nvptx;
@@ -73,6 +73,39 @@ impl Exec for Gpu {
         unsafe {
             asm!(
                 "{{ .reg .u64 %gp; cvta.to.global.u64 %gp, {p}; red.global.add.f32 [%gp], {v}; }}",
+                p = in(reg64) p,
+                v = in(reg32) value,
+                options(nostack)
+            )
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn atomic_add_u32(&self, buf: Global<u32>, i: u32, value: u32) -> u32 {
+        // SAFETY: `i` is in bounds (`Exec::atomic_add_u32`'s contract).
+        let p = unsafe { buf.as_ptr().add(i as usize) };
+        let old: u32;
+        // SAFETY: `p` points at a u32 of a global buffer; `atom` is atomic.
+        unsafe {
+            asm!(
+                "{{ .reg .u64 %gp; cvta.to.global.u64 %gp, {p}; atom.global.add.u32 {o}, [%gp], {v}; }}",
+                p = in(reg64) p,
+                v = in(reg32) value,
+                o = out(reg32) old,
+                options(nostack)
+            )
+        }
+        old
+    }
+
+    #[inline(always)]
+    unsafe fn atomic_max_u32(&self, buf: Global<u32>, i: u32, value: u32) {
+        // SAFETY: `i` is in bounds (`Exec::atomic_max_u32`'s contract).
+        let p = unsafe { buf.as_ptr().add(i as usize) };
+        // SAFETY: `p` points at a u32 of a global buffer; `red` is atomic.
+        unsafe {
+            asm!(
+                "{{ .reg .u64 %gp; cvta.to.global.u64 %gp, {p}; red.global.max.u32 [%gp], {v}; }}",
                 p = in(reg64) p,
                 v = in(reg32) value,
                 options(nostack)

@@ -125,6 +125,68 @@ pub const fn triangle(n: u32, block: u32) -> Option<LaunchShape> {
     })
 }
 
+/// Bodies a neighbour list has room for: `n` rounded up to a whole warp
+/// (the list holds `neighbour_stride(n) * cap` words).
+pub const fn neighbour_stride(n: u32) -> u32 {
+    n.div_ceil(WARP) * WARP
+}
+
+/// Neighbours of one body stored side by side in a neighbour list (one
+/// 16-byte load in the force loop); capacities are multiples of it.
+pub const NEIGHBOUR_GROUP: u32 = 4;
+
+/// Where neighbour `k` of body `i` sits in a neighbour list of capacity
+/// `cap` (a multiple of [`NEIGHBOUR_GROUP`]): the lists of bodies
+/// `32 w .. 32 w + 31` form one tile of `32 cap` words; in it, neighbours
+/// `4 g .. 4 g + 3` of the 32 bodies fill 512 contiguous bytes, 16 per body
+/// (see [`neighbours`](crate::neighbours)).
+pub const fn neighbour_slot(i: u32, k: u32, cap: u32) -> u32 {
+    let lane = i % WARP;
+    (i - lane) * cap
+        + (k / NEIGHBOUR_GROUP) * (NEIGHBOUR_GROUP * WARP)
+        + lane * NEIGHBOUR_GROUP
+        + k % NEIGHBOUR_GROUP
+}
+
+/// The scans of [`scan`](crate::scan): one element per thread, two buffers of
+/// `block` `u32` in shared memory. [`scan_blocks`](crate::scan::scan_blocks)
+/// and [`scan_add`](crate::scan::scan_add) use this shape;
+/// [`scan_sums`](crate::scan::scan_sums) gets [`scan_sums`] with as many sums
+/// as this grid has blocks.
+pub const fn scan(len: u32, block: u32) -> LaunchShape {
+    LaunchShape {
+        grid: len.div_ceil(block),
+        block,
+        shared_bytes: 2 * block * 4,
+    }
+}
+
+/// The one block that scans the block sums of [`scan`]: the two buffers
+/// and one word for each chunk's total.
+pub const fn scan_sums(block: u32) -> LaunchShape {
+    LaunchShape {
+        grid: 1,
+        block,
+        shared_bytes: (2 * block + 1) * 4,
+    }
+}
+
+/// The Lennard-Jones force kernel: one thread per body; the `thermo`
+/// instance reduces three `f64` per thread in shared memory.
+pub const fn lj(n: u32, block: u32, thermo: bool) -> LaunchShape {
+    LaunchShape {
+        grid: n.div_ceil(block),
+        block,
+        shared_bytes: if thermo { 3 * 8 * block } else { 0 },
+    }
+}
+
+/// Number of `f64` the thermo instance of the Lennard-Jones kernel writes:
+/// potential, virial and kinetic sums per block.
+pub const fn lj_partials(n: u32, block: u32) -> u32 {
+    3 * n.div_ceil(block)
+}
+
 /// Block id -> `(gx, gy)`, `gx <= gy`, in closed form.
 ///
 /// Blocks are numbered row by row of the upper triangle:

@@ -219,6 +219,18 @@ pub enum Error {
         requirement: &'static str,
     },
 
+    /// A setting of the short-range (Lennard-Jones) GPU plan out of range:
+    /// box, cutoff, skin, epsilon, sigma, cells or block sizes.
+    #[error("Lennard-Jones: {what} = {value} {requirement}")]
+    InvalidMdSetting {
+        /// The setting.
+        what: &'static str,
+        /// The offending value.
+        value: f64,
+        /// What it must be.
+        requirement: &'static str,
+    },
+
     /// Not enough host memory for `N` bodies, found before allocating them.
     #[error(
         "N = {n} bodies need about {needed} bytes of host memory for {what}; {available} bytes are available"

@@ -295,6 +295,12 @@ impl Decoder<'_> {
                 reg: self.reg(n, Bank::Pred)?,
                 neg: true,
             }),
+            // `mov.pred %p, 0` / `1` / `-1` (LLVM's true): the constant, as the absent
+            // guard (negated for 0).
+            Operand::Imm(Imm::Int(v)) => Ok(PredSrc {
+                neg: *v == 0,
+                ..PredSrc::TRUE
+            }),
             _ => self.fail(format!("expected a predicate, found {op:?}")),
         }
     }

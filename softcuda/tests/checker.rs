@@ -16,8 +16,9 @@ use softcuda::{
     Device, ErrorCode, LaunchConfig, LaunchOptions, Module, ModuleError, RaceCheck, Schedule, arch,
 };
 
-/// Runs the shipped kernel `name` (a force kernel, guarded or not, or the
-/// energy kernel) at N = 300, or N = 1100 for the triangle kernels, where
+/// Runs the shipped kernel `name` (a force kernel, guarded or not, the
+/// energy kernel, a scan, or the Lennard-Jones thermo kernel on a made-up
+/// neighbour list) at N = 300, or N = 1100 for the triangle kernels, where
 /// they have interior and edge blocks for blocks of 64 and 128 (groups of
 /// 256 and 512 bodies). Launch shapes come from `gpu_kernels::shape`, as the
 /// host's.
@@ -71,6 +72,57 @@ fn run_force(
                     Arg::Ptr(partials),
                 ],
             )
+        }
+        "nbody_scan_blocks" | "nbody_scan_sums" => {
+            let data: Vec<u8> = (0..n as u32).flat_map(|k| (k % 7).to_le_bytes()).collect();
+            let data = upload(&mut dev, &data);
+            let sums = upload(&mut dev, &vec![0u8; 4 * n]);
+            let status = upload(&mut dev, &[0u8; 32]);
+            if name == "nbody_scan_blocks" {
+                let s = shape::scan(nn, block);
+                (
+                    s,
+                    vec![Arg::Ptr(data), Arg::Ptr(data), Arg::Ptr(sums), Arg::U32(nn)],
+                )
+            } else {
+                // One block over all 300 values: several chunks.
+                let s = shape::scan_sums(block);
+                (
+                    s,
+                    vec![Arg::Ptr(data), Arg::U32(nn), Arg::Ptr(status), Arg::U32(4)],
+                )
+            }
+        }
+        "nbody_lj_forces_thermo" => {
+            // Eight neighbours per body, i + 1 ..= i + 8, in the list layout.
+            let cap = 8;
+            let mut list = vec![0u32; (shape::neighbour_stride(nn) * cap) as usize];
+            for i in 0..nn {
+                for k in 0..cap {
+                    list[shape::neighbour_slot(i, k, cap) as usize] = (i + 1 + k) % nn;
+                }
+            }
+            let list: Vec<u8> = list.iter().flat_map(|w| w.to_le_bytes()).collect();
+            let nlist = upload(&mut dev, &list);
+            let ncount = upload(&mut dev, &[8u32; 300].map(|c| c.to_le_bytes()).concat());
+            let partials = shape::lj_partials(nn, block) as usize;
+            let partials = upload(&mut dev, &vec![0u8; 8 * partials]);
+            let s = shape::lj(nn, block, true);
+            let mut args = vec![
+                Arg::Ptr(pos),
+                Arg::Ptr(nlist),
+                Arg::Ptr(ncount),
+                Arg::Ptr(acc),
+            ];
+            args.extend([
+                Arg::Ptr(vel),
+                Arg::Ptr(partials),
+                Arg::U32(nn),
+                Arg::U32(nn),
+            ]);
+            args.extend([Arg::U32(cap), Arg::F32(6.25), Arg::F32(1.0), Arg::F32(2.0)]);
+            args.extend([Arg::F32(24.0), Arg::F32(4.0), Arg::F32(0.0)]);
+            (s, args)
         }
         other => panic!("no launch recipe for {other}"),
     };

@@ -347,3 +347,20 @@ fn a_collective_in_divergent_code_runs_per_thread_in_the_deterministic_schedule(
     }
     let _ = Schedule::Deterministic;
 }
+
+/// `mov.pred %p, 0`, `1` and `-1` (LLVM's `true`): rustc's nvptx backend
+/// emits them for a `bool` set to a constant on a path into a loop (the MD
+/// neighbour build's "lost ghost" flag).
+#[test]
+fn predicate_moves_from_immediates() {
+    let body = "\tmov.pred %p1, 0;\n\tmov.pred %p2, 1;\n\tmov.pred %p3, -1;\n\tselp.u32 %r10, 7, 9, %p1;\n\tselp.u32 %r11, 7, 9, %p2;\n\tselp.u32 %r12, 7, 9, %p3;\n"
+        .to_owned()
+        + &store("%r10", 0, 3)
+        + &store("%r11", 1, 3)
+        + &store("%r12", 2, 3);
+    for out in run(&kernel(&body, ""), 1, 32, 0, 96) {
+        for i in 0..32 {
+            assert_eq!(&out[3 * i..3 * i + 3], [9, 7, 7], "lane {i}");
+        }
+    }
+}

@@ -180,6 +180,24 @@ pub struct EmuThread<'a> {
     thread: u32,
 }
 
+impl EmuThread<'_> {
+    /// Element `i` of a `u32` device buffer as an atomic word, after the
+    /// checks of [`Launch::check_global`] (`what` names the access).
+    ///
+    /// # Safety
+    /// As for [`Exec::atomic_add`]: `buf` is a view the launch was given.
+    unsafe fn global_word(&self, buf: Global<u32>, i: u32, what: &str) -> &AtomicU32 {
+        let l = self.launch;
+        l.check_abort();
+        let addr = (buf.as_ptr() as usize).wrapping_add(4 * i as usize);
+        l.check_global(addr, 4, what, i, buf.len());
+        // SAFETY: as in `load`: `check_global` found the 4 bytes at `addr`
+        // 4-aligned inside a `DeviceMemory` this launch borrows, one
+        // `AtomicU32`.
+        unsafe { &*(addr as *const AtomicU32) }
+    }
+}
+
 impl Exec for EmuThread<'_> {
     fn thread_idx(&self) -> u32 {
         self.launch.check_abort();
@@ -258,6 +276,14 @@ impl Exec for EmuThread<'_> {
         // 4-aligned inside a `DeviceMemory` this launch borrows, one
         // `AtomicU32`.
         atomic_add_f32(unsafe { &*(addr as *const AtomicU32) }, value)
+    }
+    unsafe fn atomic_add_u32(&self, buf: Global<u32>, i: u32, value: u32) -> u32 {
+        // SAFETY: the same contract as `atomic_add`'s, which checks everything.
+        unsafe { self.global_word(buf, i, "atomic add") }.fetch_add(value, Ordering::AcqRel)
+    }
+    unsafe fn atomic_max_u32(&self, buf: Global<u32>, i: u32, value: u32) {
+        // SAFETY: the same contract as `atomic_add`'s, which checks everything.
+        unsafe { self.global_word(buf, i, "atomic max") }.fetch_max(value, Ordering::AcqRel);
     }
     unsafe fn shared_load<T: Word>(&self, i: u32) -> T {
         let l = self.launch;

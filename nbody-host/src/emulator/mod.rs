@@ -51,7 +51,8 @@
 //! The parts: `launch.rs` (a launch, the emulated thread and its checks),
 //! `device_memory.rs` (global buffers, word access), `barrier.rs`
 //! (rendezvous and deadlock detection), `race_detector.rs`,
-//! `worker_pool.rs` (the OS threads) and `engine.rs` (launch plans on top).
+//! `worker_pool.rs` (the OS threads), `engine.rs` (launch plans on top) and
+//! `md.rs` (the short-range MD plan's device).
 
 use std::sync::{Mutex, MutexGuard};
 
@@ -59,12 +60,17 @@ mod barrier;
 mod device_memory;
 mod engine;
 mod launch;
+// Not wired into `Simulation` yet: the MD plan's tests drive it.
+#[cfg_attr(not(test), allow(dead_code))]
+mod md;
 mod race_detector;
 mod worker_pool;
 
 pub use device_memory::DeviceMemory;
 pub(crate) use engine::EmulatorEngine;
 pub use launch::{EmuThread, LaunchOptions, launch};
+#[cfg_attr(not(test), allow(unused_imports))]
+pub(crate) use md::EmulatedMd;
 
 /// Locks `m`, also if a panicking thread poisoned it: an emulated thread's
 /// panic is reported as a launch error, and the state stays usable.

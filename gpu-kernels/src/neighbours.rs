@@ -1,0 +1,153 @@
+//! Full neighbour lists on the GPU, one thread per body, from the cells.
+//!
+//! # Layout
+//! The lists of the 32 bodies of a warp form one tile; in it, neighbours
+//! `4 g .. 4 g + 3` of every body are 16 contiguous bytes, and group `g` of
+//! the 32 bodies fills 512 contiguous bytes
+//! ([`shape::neighbour_slot`](crate::shape::neighbour_slot)). So the force
+//! kernel's warp reads four neighbour indices per thread with one coalesced
+//! 128-bit request (four full 128-byte lines), the layout of HOOMD-blue and
+//! LAMMPS's GPU package (neighbour `k` of bodies `i .. i + 31` together)
+//! with four neighbours per load instead of one: a quarter of the index
+//! load instructions for the same bytes. `ncount[i]` is the list's length.
+//!
+//! # Capacity
+//! Each list has room for `cap` entries (a multiple of 4). A body with more neighbours writes
+//! the first `cap`, stores `ncount[i] = cap`, and raises
+//! `status[STATUS_NEIGHBOURS]` to its true count (an atomic max): the host
+//! reads that word after every build, grows `cap` and builds again, so a
+//! truncated list is never used.
+//!
+//! # Enumeration
+//! Body `i` (bodies sorted by cell, positions wrapped) visits its own cell and
+//! the neighbouring ones: three per dimension where the grid has at least
+//! three cells, otherwise every cell of that dimension once (1 or 2), so no
+//! cell and no pair is visited twice. Each candidate `j != i` is taken at its
+//! minimum image; within `r_list` (`r^2 < rlist2`) it is stored as `j`, or,
+//! when the image is a shifted one, as the index `n + goff[j] + r` of the
+//! ghost of `j` at that image (see [`periodic`](crate::periodic)). Every body
+//! visits the cells in the same order, so bodies of one cell (neighbours in a
+//! warp) walk the same candidates: the force kernel's neighbour loads of a
+//! warp fall on few sectors.
+
+use crate::exec::{Exec, Global};
+use crate::integrate::global_thread;
+use crate::interaction::Real;
+use crate::periodic::{
+    Grid, STATUS_LOST, STATUS_NEIGHBOURS, ghost_mask, ghost_radius, ghost_rank, min_image,
+};
+use crate::shape::neighbour_slot;
+use crate::vec4::Vec4;
+
+/// The distinct cell offsets of one dimension: `-1, 0, 1` with at least
+/// three cells, `0, 1` with two, `0` with one (as a start and a count).
+#[inline(always)]
+fn offsets(cells: u32) -> (u32, u32) {
+    // Offsets are added as `cells + o - 1`, o in 0..count.
+    match cells {
+        1 => (1, 1),
+        2 => (1, 2),
+        _ => (0, 3),
+    }
+}
+
+/// Builds body `i`'s list (see the module documentation).
+///
+/// # Safety
+/// `pos` holds the `n` sorted, wrapped bodies, `start` the `nx ny nz + 1`
+/// cell starts of them, `goff` the `n` ghost offsets, `nlist`
+/// [`neighbour_stride`](crate::shape::neighbour_stride)`(n) * cap` words, `cap` a
+/// multiple of [`NEIGHBOUR_GROUP`](crate::shape::NEIGHBOUR_GROUP), `ncount` `n`, `status`
+/// [`STATUS_WORDS`](crate::periodic::STATUS_WORDS); launched with
+/// [`shape::per_body`](crate::shape::per_body).
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn build<E: Exec>(
+    e: &E,
+    pos: Global<Vec4>,
+    start: Global<u32>,
+    goff: Global<u32>,
+    nlist: Global<u32>,
+    ncount: Global<u32>,
+    status: Global<u32>,
+    n: u32,
+    cap: u32,
+    lx: f32,
+    ly: f32,
+    lz: f32,
+    nx: u32,
+    ny: u32,
+    nz: u32,
+    rlist2: f32,
+) {
+    let i = global_thread(e);
+    if i >= n {
+        return;
+    }
+    let grid = Grid::new(lx, ly, lz, nx, ny, nz);
+    let l = grid.l;
+    let inv_l = [1.0 / lx, 1.0 / ly, 1.0 / lz];
+    let rg = ghost_radius(rlist2, l);
+    // SAFETY: i < n and every j read lies in a cell's range [start[c], start[c + 1]) within
+    // [0, n); thread i writes only its own list column and count (and status atomically).
+    unsafe {
+        let pi = e.load(pos, i);
+        let c = grid.cell_coords(pi);
+        let mut count = 0u32;
+        let mut lost = false;
+        let (oz0, kz) = offsets(nz);
+        let (oy0, ky) = offsets(ny);
+        let (ox0, kx) = offsets(nx);
+        let mut oz = 0;
+        while oz < kz {
+            let cz = (c[2] + nz + oz0 + oz - 1) % nz;
+            let mut oy = 0;
+            while oy < ky {
+                let cy = (c[1] + ny + oy0 + oy - 1) % ny;
+                let mut ox = 0;
+                while ox < kx {
+                    let cx = (c[0] + nx + ox0 + ox - 1) % nx;
+                    let cell = grid.cell_index([cx, cy, cz]);
+                    let (first, last) = (e.load(start, cell), e.load(start, cell + 1));
+                    let mut j = first;
+                    while j < last {
+                        if j != i {
+                            let pj = e.load(pos, j);
+                            let (dx, sx) = min_image(pj.x - pi.x, l[0], inv_l[0]);
+                            let (dy, sy) = min_image(pj.y - pi.y, l[1], inv_l[1]);
+                            let (dz, sz) = min_image(pj.z - pi.z, l[2], inv_l[2]);
+                            let r2 = Real::mul_add(dz, dz, Real::mul_add(dy, dy, dx * dx));
+                            if r2 < rlist2 {
+                                let entry = if sx == 0.0 && sy == 0.0 && sz == 0.0 {
+                                    Some(j)
+                                } else {
+                                    ghost_rank(ghost_mask(pj, l, rg), [sx, sy, sz])
+                                        .map(|r| n + e.load(goff, j) + r - 1)
+                                };
+                                match entry {
+                                    Some(entry) => {
+                                        if count < cap {
+                                            e.store(nlist, neighbour_slot(i, count, cap), entry);
+                                        }
+                                        count += 1;
+                                    }
+                                    None => lost = true,
+                                }
+                            }
+                        }
+                        j += 1;
+                    }
+                    ox += 1;
+                }
+                oy += 1;
+            }
+            oz += 1;
+        }
+        e.store(ncount, i, count.min(cap));
+        if count > cap {
+            e.atomic_max_u32(status, STATUS_NEIGHBOURS, count);
+        }
+        if lost {
+            e.atomic_max_u32(status, STATUS_LOST, 1);
+        }
+    }
+}

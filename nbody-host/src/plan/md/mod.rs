@@ -1,0 +1,231 @@
+//! The short-range molecular-dynamics plan: Lennard-Jones in a periodic
+//! orthorhombic box with cell-built Verlet lists, integrated with velocity
+//! Verlet, as a sequence of launches of the kernel table's MD entries.
+//!
+//! Driven by plain parameters ([`MdParams`]: box, cutoff, skin, epsilon,
+//! sigma, shift, dt) and by any device that implements [`MdDevice`] (the
+//! emulator's in `emulator/md.rs`; the CUDA engine can implement the same
+//! seven methods on cust buffers). Not wired into `Simulation` yet: that
+//! waits for the public Lennard-Jones API.
+//!
+//! # One step (velocity Verlet)
+//! `Kick(dt/2)`, [`MdDrift`](Entry::MdDrift) (drift in place and the rebuild
+//! trigger), one read of the status words (the trigger and the previous
+//! step's divergence check), then a rebuild if a body moved more than
+//! `skin / 2` since the last one, else [`MdGhostUpdate`](Entry::MdGhostUpdate);
+//! [`LjForces`](Entry::LjForces), `Kick(dt/2)`,
+//! [`CheckFinite`](Entry::CheckFinite) into the status buffer.
+//!
+//! # A rebuild
+//! Counts zeroed; [`MdBin`](Entry::MdBin) (wrap, cell, atomic slot); the
+//! scan of the counts (cell starts); [`MdScatter`](Entry::MdScatter);
+//! [`MdReorder`](Entry::MdReorder) (stable order within cells, reference
+//! positions); the ghosts ([`MdGhostCount`](Entry::MdGhostCount), a scan,
+//! [`MdGhostPlace`](Entry::MdGhostPlace)); [`MdNeighbours`](Entry::MdNeighbours);
+//! one read of the status words: too many ghosts or neighbours for the
+//! buffers grows them and builds again, so no list is ever truncated.
+//!
+//! Every launch is deterministic (see `gpu_kernels::binning`), so a run
+//! gives the same bits on any schedule and any thread count.
+
+use gpu_kernels::Vec4;
+use gpu_kernels::entry::Launch;
+use gpu_kernels::periodic::{Grid, Tag};
+use gpu_kernels::shape::{self, LaunchShape, NEIGHBOUR_GROUP};
+
+use crate::error::Result;
+
+mod build;
+mod params;
+mod step;
+
+pub(crate) use params::MdParams;
+#[allow(unused_imports)] // what `Simulation` will read
+pub(crate) use step::{MdState, Thermo};
+
+#[cfg(test)]
+mod reference;
+#[cfg(test)]
+mod softcuda_device;
+#[cfg(test)]
+mod tests;
+
+/// A device buffer of the MD plan, by role.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) enum MdBuf {
+    /// Positions and masses, bodies then ghosts (`n + gcap` × `Vec4`).
+    Pos,
+    /// The reorder's output, swapped with `Pos` (same size).
+    PosNext,
+    /// Velocities (`n` × `Vec4`).
+    Vel,
+    /// The reorder's velocities, swapped with `Vel`.
+    VelNext,
+    /// Image counters and original indices (`n` × [`Tag`]).
+    Tag,
+    /// The reorder's tags, swapped with `Tag`.
+    TagNext,
+    /// Positions at the last build (`n` × `Vec4`).
+    Reference,
+    /// Accelerations (`n` × `Vec4`).
+    Acc,
+    /// Cell of each body (`n` × `u32`).
+    Cell,
+    /// Slot of each body in its cell, from the atomic count (`n` × `u32`).
+    Slot,
+    /// Cell counts, scanned in place into cell starts (`cells + 1` × `u32`).
+    Starts,
+    /// Bodies grouped by cell (`n` × `u32`).
+    Order,
+    /// Block sums of the scans.
+    ScanSums,
+    /// Ghosts per body, scanned in place into first ghost slots (`n` × `u32`).
+    GhostOff,
+    /// Body of each ghost (`gcap` × `u32`).
+    GhostSrc,
+    /// Shift of each ghost (`gcap` × `Vec4`).
+    GhostShift,
+    /// Neighbour lists (`neighbour_stride(n) * cap` × `u32`).
+    NList,
+    /// Neighbour counts (`n` × `u32`).
+    NCount,
+    /// Status words (`STATUS_WORDS` × `u32`).
+    Status,
+    /// Thermo partial sums (`lj_partials` × `f64`).
+    Partials,
+}
+
+/// What the MD plan needs from a device. Buffers are sized in 32-bit words;
+/// every method orders itself after the work queued before it.
+pub(crate) trait MdDevice {
+    /// (Re)allocates `buf` with `words` words: zeroed, or with `keep` the old
+    /// contents (as many words as fit) and zeros after them.
+    fn alloc(&mut self, buf: MdBuf, words: usize, keep: bool) -> Result<()>;
+    /// Writes `data` at word `offset` of `buf`.
+    fn write(&mut self, buf: MdBuf, offset: usize, data: &[u32]) -> Result<()>;
+    /// Sets every word of `buf` to `value`.
+    fn fill(&mut self, buf: MdBuf, value: u32) -> Result<()>;
+    /// Waits for the queued work and reads `len` words of `buf` from `offset`.
+    fn read(&mut self, buf: MdBuf, offset: usize, len: usize) -> Result<Vec<u32>>;
+    /// Queues a launch (skipped when the grid is empty).
+    fn launch(&mut self, launch: Launch<MdBuf>, shape: LaunchShape) -> Result<()>;
+    /// Swaps the memory behind two roles.
+    fn swap(&mut self, a: MdBuf, b: MdBuf);
+}
+
+fn vec4_words(v: &[Vec4]) -> Vec<u32> {
+    v.iter()
+        .flat_map(|p| p.to_array().map(f32::to_bits))
+        .collect()
+}
+
+fn words_vec4(w: &[u32]) -> Vec<Vec4> {
+    w.chunks_exact(4)
+        .map(|c| {
+            Vec4::new(
+                f32::from_bits(c[0]),
+                f32::from_bits(c[1]),
+                f32::from_bits(c[2]),
+                f32::from_bits(c[3]),
+            )
+        })
+        .collect()
+}
+
+fn words_tag(w: &[u32]) -> Vec<Tag> {
+    w.chunks_exact(4)
+        .map(|c| Tag {
+            ix: c[0] as i32,
+            iy: c[1] as i32,
+            iz: c[2] as i32,
+            id: c[3],
+        })
+        .collect()
+}
+
+/// A capacity with room to spare: `needed` plus a quarter, a multiple of
+/// [`NEIGHBOUR_GROUP`].
+fn with_headroom(needed: u32) -> u32 {
+    (needed + needed / 4 + NEIGHBOUR_GROUP).next_multiple_of(NEIGHBOUR_GROUP)
+}
+
+/// The launch sequence and the sizes it needs, for `n` bodies.
+#[derive(Clone, Debug)]
+pub(crate) struct MdPlan {
+    params: MdParams,
+    n: u32,
+    grid: Grid,
+    rlist2: f32,
+    /// `(skin / 2)^2`: the rebuild trigger.
+    limit2: f32,
+    rc2: f32,
+    s6: f32,
+    two_s6: f32,
+    c6: f32,
+    u6: f32,
+    ushift: f32,
+    /// Neighbour list capacity per body (a multiple of 4).
+    cap: u32,
+    /// Ghost slots allocated.
+    gcap: u32,
+    /// Ghosts of the current build.
+    ghosts: u32,
+    /// Builds so far.
+    builds: u64,
+}
+
+impl MdPlan {
+    /// Number of bodies.
+    pub(crate) fn n(&self) -> u32 {
+        self.n
+    }
+
+    /// Neighbour list builds so far.
+    pub(crate) fn builds(&self) -> u64 {
+        self.builds
+    }
+
+    /// The neighbour list capacity per body.
+    pub(crate) fn capacity(&self) -> u32 {
+        self.cap
+    }
+
+    /// Ghosts of the current build.
+    pub(crate) fn ghosts(&self) -> u32 {
+        self.ghosts
+    }
+
+    /// The cells per side.
+    pub(crate) fn cells(&self) -> [u32; 3] {
+        self.grid.n
+    }
+
+    fn cell_count(&self) -> u32 {
+        self.grid.cells()
+    }
+
+    fn per_body(&self, count: u32) -> LaunchShape {
+        shape::per_body(count, self.params.block)
+    }
+
+    /// Sets a (smaller) neighbour capacity for the next build (tests: the
+    /// overflow path).
+    #[cfg(test)]
+    pub(crate) fn set_capacity(&mut self, cap: u32) {
+        self.cap = cap.next_multiple_of(NEIGHBOUR_GROUP).max(NEIGHBOUR_GROUP);
+    }
+
+    /// Words of the neighbour lists; an error when they would not be
+    /// indexable with 31 bits (the kernels' indices are `u32`).
+    fn nlist_words(&self) -> Result<usize> {
+        let words = shape::neighbour_stride(self.n) as u64 * self.cap as u64;
+        if words >= 1 << 31 {
+            return Err(params::invalid(
+                "neighbour list entries",
+                words as f64,
+                "must stay below 2^31 (fewer bodies, or a shorter cutoff + skin)",
+            ));
+        }
+        Ok(words as usize)
+    }
+}

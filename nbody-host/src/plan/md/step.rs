@@ -1,0 +1,235 @@
+//! One velocity-Verlet step and what the host reads: forces, kicks, the
+//! step loop with its one status read per step, thermo sums, the state.
+
+use gpu_kernels::Vec4;
+use gpu_kernels::entry::Launch;
+use gpu_kernels::integrate::ALL_FINITE;
+use gpu_kernels::lj::THERMO_PARTIALS;
+use gpu_kernels::periodic::{self, STATUS_FINITE, STATUS_MOVED, STATUS_WORDS};
+use gpu_kernels::shape;
+
+use super::{MdBuf, MdDevice, MdPlan, words_tag, words_vec4};
+use crate::engine::Divergence;
+use crate::error::Result;
+
+/// Energies and pressure of the current state, summed in `f64`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Thermo {
+    /// Total kinetic energy.
+    pub kinetic: f64,
+    /// Total potential energy (shifted if the parameters say so).
+    pub potential: f64,
+    /// The virial `sum over pairs r_ij . F_ij`.
+    pub virial: f64,
+    /// Pressure `(2 K + W) / (3 V)`.
+    pub pressure: f64,
+}
+
+/// Bodies as the plan holds them, back in the caller's order.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct MdState {
+    /// Positions wrapped into the box, and masses.
+    pub positions: Vec<Vec4>,
+    /// Velocities.
+    pub velocities: Vec<Vec4>,
+    /// Image counters: unwrapped position = position + image * L.
+    pub images: Vec<[i32; 3]>,
+}
+
+impl MdPlan {
+    /// Accelerations at the current positions; with `thermo` also the
+    /// partial sums of [`MdPlan::thermo`].
+    pub(super) fn forces<D: MdDevice>(&self, dev: &mut D, thermo: bool) -> Result<()> {
+        let (pos, nlist, ncount, acc, vel) = (
+            MdBuf::Pos,
+            MdBuf::NList,
+            MdBuf::NCount,
+            MdBuf::Acc,
+            MdBuf::Vel,
+        );
+        let partials = MdBuf::Partials;
+        let (n, extent, cap) = (self.n, self.n + self.ghosts, self.cap);
+        let (rc2, s6, two_s6) = (self.rc2, self.s6, self.two_s6);
+        let (c6, u6, ushift) = (self.c6, self.u6, self.ushift);
+        // The two instances take the same arguments.
+        macro_rules! lj {
+            ($variant:ident) => {
+                Launch::$variant {
+                    pos,
+                    nlist,
+                    ncount,
+                    acc,
+                    vel,
+                    partials,
+                    n,
+                    extent,
+                    cap,
+                    rc2,
+                    s6,
+                    two_s6,
+                    c6,
+                    u6,
+                    ushift,
+                }
+            };
+        }
+        let launch = if thermo {
+            lj!(LjForcesThermo)
+        } else {
+            lj!(LjForces)
+        };
+        dev.launch(launch, shape::lj(n, self.params.block, thermo))
+    }
+
+    fn kick<D: MdDevice>(&self, dev: &mut D) -> Result<()> {
+        dev.launch(
+            Launch::Kick {
+                vel: MdBuf::Vel,
+                acc: MdBuf::Acc,
+                n: self.n,
+                dt: 0.5 * self.params.dt,
+            },
+            self.per_body(self.n),
+        )
+    }
+
+    /// Runs `steps` velocity-Verlet steps; stops at the first step after
+    /// which a body is not finite (reported with the body's original index).
+    pub(crate) fn step<D: MdDevice>(
+        &mut self,
+        dev: &mut D,
+        steps: u64,
+    ) -> Result<Option<Divergence>> {
+        let n = self.n;
+        let body = self.per_body(n);
+        for s in 1..=steps {
+            self.kick(dev)?;
+            dev.launch(
+                Launch::MdDrift {
+                    pos: MdBuf::Pos,
+                    vel: MdBuf::Vel,
+                    reference: MdBuf::Reference,
+                    status: MdBuf::Status,
+                    n,
+                    dt: self.params.dt,
+                    limit2: self.limit2,
+                },
+                body,
+            )?;
+            let status = dev.read(MdBuf::Status, 0, STATUS_WORDS as usize)?;
+            if status[STATUS_FINITE as usize] != ALL_FINITE {
+                return self.diverged(dev, &status, s - 1, s - 1).map(Some);
+            }
+            if status[STATUS_MOVED as usize] != 0 {
+                self.rebuild(dev)?;
+            } else {
+                dev.launch(
+                    Launch::MdGhostUpdate {
+                        pos: MdBuf::Pos,
+                        src: MdBuf::GhostSrc,
+                        shift: MdBuf::GhostShift,
+                        n,
+                        ghosts: self.ghosts,
+                    },
+                    self.per_body(self.ghosts),
+                )?;
+            }
+            self.forces(dev, false)?;
+            self.kick(dev)?;
+            // The check numbers steps with a u32: the flag says "this step" when set.
+            dev.launch(
+                Launch::CheckFinite {
+                    pos: MdBuf::Pos,
+                    vel: MdBuf::Vel,
+                    n,
+                    step: 1,
+                    flag: MdBuf::Status,
+                },
+                body,
+            )?;
+        }
+        let status = dev.read(MdBuf::Status, 0, STATUS_WORDS as usize)?;
+        if status[STATUS_FINITE as usize] != ALL_FINITE {
+            return self.diverged(dev, &status, steps, steps).map(Some);
+        }
+        Ok(None)
+    }
+
+    /// The divergence in the caller's numbering; resets the flag.
+    fn diverged<D: MdDevice>(
+        &self,
+        dev: &mut D,
+        status: &[u32],
+        after: u64,
+        run: u64,
+    ) -> Result<Divergence> {
+        let slot = status[STATUS_FINITE as usize + 1] as usize;
+        let tag = words_tag(&dev.read(MdBuf::Tag, 4 * slot, 4)?)[0];
+        dev.write(MdBuf::Status, STATUS_FINITE as usize, &[ALL_FINITE, 0])?;
+        Ok(Divergence {
+            after_step: after,
+            body: tag.id as usize,
+            steps_run: run,
+        })
+    }
+
+    /// Kinetic and potential energy, virial and pressure of the current
+    /// state (recomputes the forces, which are unchanged).
+    pub(crate) fn thermo<D: MdDevice>(&self, dev: &mut D) -> Result<Thermo> {
+        self.forces(dev, true)?;
+        let blocks = shape::lj_partials(self.n, self.params.block) / THERMO_PARTIALS;
+        let words = dev.read(MdBuf::Partials, 0, 2 * (THERMO_PARTIALS * blocks) as usize)?;
+        let values: Vec<f64> = words
+            .chunks_exact(2)
+            .map(|w| f64::from_bits(w[0] as u64 | (w[1] as u64) << 32))
+            .collect();
+        let sum = |k: usize| {
+            values
+                .iter()
+                .skip(k)
+                .step_by(THERMO_PARTIALS as usize)
+                .sum::<f64>()
+        };
+        // Each pair is in both bodies' lists.
+        let (potential, virial, kinetic) = (0.5 * sum(0), 0.5 * sum(1), sum(2));
+        let volume: f64 = self.grid.l.iter().map(|&l| l as f64).product();
+        Ok(Thermo {
+            kinetic,
+            potential,
+            virial,
+            pressure: (2.0 * kinetic + virial) / (3.0 * volume),
+        })
+    }
+
+    /// The bodies in the caller's order: positions wrapped into the box with
+    /// their image counters, velocities.
+    pub(crate) fn read_state<D: MdDevice>(&self, dev: &mut D) -> Result<MdState> {
+        let n = self.n as usize;
+        let pos = words_vec4(&dev.read(MdBuf::Pos, 0, 4 * n)?);
+        let vel = words_vec4(&dev.read(MdBuf::Vel, 0, 4 * n)?);
+        let tags = words_tag(&dev.read(MdBuf::Tag, 0, 4 * n)?);
+        let mut state = MdState {
+            positions: vec![Vec4::ZERO; n],
+            velocities: vec![Vec4::ZERO; n],
+            images: vec![[0; 3]; n],
+        };
+        let [lx, ly, lz] = self.grid.l;
+        for ((p, v), t) in pos.iter().zip(&vel).zip(&tags) {
+            // Bodies drift up to skin / 2 out of the box between builds.
+            let ((x, kx), (y, ky), (z, kz)) = (
+                periodic::wrap(p.x, lx),
+                periodic::wrap(p.y, ly),
+                periodic::wrap(p.z, lz),
+            );
+            let id = t.id as usize;
+            state.positions[id] = Vec4::new(x, y, z, p.w);
+            state.velocities[id] = *v;
+            state.images[id] = [
+                t.ix.wrapping_add(kx),
+                t.iy.wrapping_add(ky),
+                t.iz.wrapping_add(kz),
+            ];
+        }
+        Ok(state)
+    }
+}
