@@ -535,6 +535,14 @@ fn check_finite_flags_the_non_finite_body() {
                 assert_eq!(run(&p), (7, bad as u32), "infinite y: {what}");
                 p[bad][1] = f32::NAN;
                 assert_eq!(run(&p), (7, bad as u32), "NaN y: {what}");
+                // Two bodies going bad in the same step: both threads report
+                // it without racing on the flag (plain stores of two threads
+                // to one word were a race), and the flag names the
+                // higher-numbered one whatever the schedule.
+                if n > 1 {
+                    p[0][2] = f32::NEG_INFINITY;
+                    assert_eq!(run(&p), (7, bad.max(0) as u32), "two bad bodies: {what}");
+                }
             }
         }
     }
