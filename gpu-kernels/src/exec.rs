@@ -185,6 +185,12 @@ pub trait Exec {
     /// # Safety
     /// See the trait documentation.
     unsafe fn atomic_max_u32(&self, buf: Global<u32>, i: u32, value: u32);
+    /// `atomicMin` on `u32` element `i` of a device buffer, result unused
+    /// (`red.global.min.u32`: the divergence flag's first bad step).
+    ///
+    /// # Safety
+    /// See the trait documentation.
+    unsafe fn atomic_min_u32(&self, buf: Global<u32>, i: u32, value: u32);
 
     /// Reads element `i` of the dynamic shared memory viewed as an array of `T`.
     ///

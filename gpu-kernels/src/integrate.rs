@@ -137,12 +137,15 @@ pub unsafe fn drift<E: Exec>(
 pub const ALL_FINITE: u32 = u32::MAX;
 
 /// Divergence check, launched after every step: if body `i`'s position or
-/// velocity is not finite and `flag[0]` is still [`ALL_FINITE`], writes
-/// `flag[0] = step` and `flag[1] = i`.
+/// velocity is not finite and `flag[0]` is still [`ALL_FINITE`] (or already
+/// this `step`), sets `flag[0] = step` and raises `flag[1]` to `i`.
 ///
 /// Launches in one stream run in order, so `flag[0]` ends up holding the first
-/// step that went wrong; threads of that launch all write the same `step`, and
-/// `flag[1]` is one of the bad bodies. Costs one read of the state, no atomics.
+/// step that went wrong and `flag[1]` the highest-numbered body that was bad
+/// after it, whatever the threads' order (the host resets `flag[1]` to 0).
+/// Every access to the flag is atomic: several threads of one launch may find
+/// a bad body, and plain stores to one word would race. Costs one read of the
+/// state; atomics only where a body is bad.
 ///
 /// # Safety
 /// `pos` and `vel` hold `n` elements, `flag` two; launched with
@@ -157,8 +160,8 @@ pub unsafe fn check_finite<E: Exec>(
 ) {
     let i = global_thread(e);
     if i < n {
-        // SAFETY: i < n and `pos`, `vel` hold n elements, `flag` two words; the flag race is
-        // benign and documented above (every writer writes the same step).
+        // SAFETY: i < n and `pos`, `vel` hold n elements, `flag` two words,
+        // accessed only atomically.
         unsafe {
             let p = e.load(pos, i);
             let v = e.load(vel, i);
@@ -168,9 +171,13 @@ pub unsafe fn check_finite<E: Exec>(
                 && v.x.is_finite()
                 && v.y.is_finite()
                 && v.z.is_finite();
-            if !finite && e.load(flag, 0) == ALL_FINITE {
-                e.store(flag, 0, step);
-                e.store(flag, 1, i);
+            if !finite {
+                // An atomic read (add 0): other threads may be setting it.
+                let first = e.atomic_add_u32(flag, 0, 0);
+                if first == ALL_FINITE || first == step {
+                    e.atomic_min_u32(flag, 0, step);
+                    e.atomic_max_u32(flag, 1, i);
+                }
             }
         }
     }

@@ -114,6 +114,21 @@ impl Exec for Gpu {
     }
 
     #[inline(always)]
+    unsafe fn atomic_min_u32(&self, buf: Global<u32>, i: u32, value: u32) {
+        // SAFETY: `i` is in bounds (`Exec::atomic_min_u32`'s contract).
+        let p = unsafe { buf.as_ptr().add(i as usize) };
+        // SAFETY: `p` points at a u32 of a global buffer; `red` is atomic.
+        unsafe {
+            asm!(
+                "{{ .reg .u64 %gp; cvta.to.global.u64 %gp, {p}; red.global.min.u32 [%gp], {v}; }}",
+                p = in(reg64) p,
+                v = in(reg32) value,
+                options(nostack)
+            )
+        }
+    }
+
+    #[inline(always)]
     unsafe fn shared_load<T: Word>(&self, i: u32) -> T {
         // SAFETY: element `i` lies inside the launch's dynamic shared memory
         // and is not written unordered by another thread (the trait's contract).

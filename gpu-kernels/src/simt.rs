@@ -7,8 +7,12 @@
 //!
 //! # Memory
 //! Every thread reads all `n` bodies from global memory (`ld.global.v4.f32`,
-//! 16 bytes per body); neighbouring threads read the same `j` at the same time,
-//! so the loads are broadcasts served by L1. No shared memory.
+//! 16 bytes per body). In the first part of the split `j` loop (below) a
+//! warp's lanes read the same `j` at the same time, a broadcast; in the
+//! second each lane starts after its own body, so the lanes read consecutive
+//! bodies (coalesced, mostly L1 hits): the software device counts about 0.27
+//! global 32-byte sectors per interaction over a whole launch, against 1/32
+//! for pure broadcasts. No shared memory.
 //!
 //! # The self-pair
 //! The `j` loop is split into `0..i` and `i+1..n`, so body `i` never meets

@@ -88,6 +88,10 @@ impl Exec for Spy<'_, '_> {
         // SAFETY: the caller upholds `Exec`\'s contract, which the emulator checks.
         unsafe { self.inner.atomic_max_u32(buf, i, value) }
     }
+    unsafe fn atomic_min_u32(&self, buf: Global<u32>, i: u32, value: u32) {
+        // SAFETY: the caller upholds `Exec`\'s contract, which the emulator checks.
+        unsafe { self.inner.atomic_min_u32(buf, i, value) }
+    }
     unsafe fn shared_load<T: Word>(&self, idx: u32) -> T {
         // Shared memory holds, per warp chunk, 32 reactions then 32 j bodies.
         if self.started.get() && std::mem::size_of::<T>() == 16 && is_body_slot(idx) {

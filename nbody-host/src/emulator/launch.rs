@@ -285,6 +285,10 @@ impl Exec for EmuThread<'_> {
         // SAFETY: the same contract as `atomic_add`'s, which checks everything.
         unsafe { self.global_word(buf, i, "atomic max") }.fetch_max(value, Ordering::AcqRel);
     }
+    unsafe fn atomic_min_u32(&self, buf: Global<u32>, i: u32, value: u32) {
+        // SAFETY: the same contract as `atomic_add`'s, which checks everything.
+        unsafe { self.global_word(buf, i, "atomic min") }.fetch_min(value, Ordering::AcqRel);
+    }
     unsafe fn shared_load<T: Word>(&self, i: u32) -> T {
         let l = self.launch;
         l.check_abort();
