@@ -541,7 +541,8 @@ fn check_finite_flags_the_non_finite_body() {
                 // higher-numbered one whatever the schedule.
                 if n > 1 {
                     p[0][2] = f32::NEG_INFINITY;
-                    assert_eq!(run(&p), (7, bad.max(0) as u32), "two bad bodies: {what}");
+                    // Body 0 and body `bad` (>= 0): the higher-numbered is `bad`.
+                    assert_eq!(run(&p), (7, bad as u32), "two bad bodies: {what}");
                 }
             }
         }
