@@ -731,9 +731,10 @@ impl Simulation {
         snapshot::save_npy(path, self.bodies()?)
     }
 
-    /// Writes a [`Checkpoint`] (state, step, time, parameters, backend)
-    /// atomically, for [`Simulation::resume`]; refuses a diverged simulation
-    /// ([`Error::NonFiniteSnapshot`]).
+    /// Writes a [`Checkpoint`] (state, step, time, parameters, backend; for
+    /// short-range forces also the image counters and where the neighbour
+    /// lists were built) atomically, for [`Simulation::resume`]; refuses a
+    /// diverged simulation ([`Error::NonFiniteSnapshot`]).
     pub fn save_checkpoint(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         self.refuse_if_diverged(path)?;
@@ -742,7 +743,7 @@ impl Simulation {
             params: self.params,
             backend: self.backend(),
         }
-        .save(path)
+        .save_with_md(path, self.md_state()?.as_ref())
     }
 
     /// A builder that continues the run saved by [`Simulation::save_checkpoint`]:
@@ -769,10 +770,18 @@ impl Simulation {
     /// # Ok::<(), nbody_host::Error>(())
     /// ```
     pub fn resume(path: impl AsRef<Path>) -> Result<SimulationBuilder> {
-        Ok(Simulation::from_checkpoint(Checkpoint::load(path)?))
+        let (checkpoint, md) = Checkpoint::load_with_md(path)?;
+        let builder = Simulation::from_checkpoint(checkpoint);
+        Ok(match md {
+            Some(md) => builder.md_state(md),
+            None => builder,
+        })
     }
 
-    /// A builder that continues from a loaded [`Checkpoint`] (see [`Simulation::resume`]).
+    /// A builder that continues from a loaded [`Checkpoint`] (see
+    /// [`Simulation::resume`]; a short-range run's image counters and lists,
+    /// which [`Checkpoint::load_with_md`] reads, go to
+    /// [`SimulationBuilder::md_state`]).
     pub fn from_checkpoint(checkpoint: Checkpoint) -> SimulationBuilder {
         Simulation::continue_from(checkpoint.state, &checkpoint.params)
     }

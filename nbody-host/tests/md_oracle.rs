@@ -28,8 +28,8 @@
 //! 2e-5) / m_i`; the potential and the virial likewise over the pairs. The
 //! totals are summed in `f64` (error negligible).
 
-use nbody_host::oracle::{self, Lj64, System64};
 use nbody_host::md::{CellList, Lists};
+use nbody_host::oracle::{self, Lj64, System64};
 use nbody_host::{
     Backend, Bodies, Boundary, CpuTuning, Error, ForceLaw, Integrator, Isa, Neighbours, Simulation,
     ic,

@@ -264,7 +264,10 @@ mod tests {
         assert_eq!(g.dims, [3, 3, 2]);
         assert_eq!(g.cell_of([0.0, 0.0, 0.0]), 0);
         assert_eq!(g.cell_of([9.999999, 9.999999, 7.4999995]), g.len() - 1);
-        assert_eq!(g.cell_of([f32::NAN, -1.0, 1e30]), g.cell_of([0.0, 0.0, 7.0]));
+        assert_eq!(
+            g.cell_of([f32::NAN, -1.0, 1e30]),
+            g.cell_of([0.0, 0.0, 7.0])
+        );
         let wide = Grid::periodic([100.0; 3], 24.0, usize::MAX);
         assert_eq!(wide.dims, [4, 4, 4]);
         let sparse = Grid::periodic([1e6; 3], 1.0, 1000);

@@ -40,6 +40,7 @@ mod archive;
 mod atomic_write;
 mod checkpoint;
 mod npy;
+mod sections;
 
 pub use archive::{Archive, ArchiveWriter, RecordInfo, Snapshot};
 #[cfg(feature = "render")]

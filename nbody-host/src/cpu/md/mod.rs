@@ -41,7 +41,9 @@ use crate::error::{Error, Result};
 use crate::force::ForceLaw;
 use crate::integrator::Stage;
 use crate::md::cells::Grid;
-use crate::md::{Enumeration, Lists as ListKind, MdState, MdStats, NeighbourOrigin, Rebuild, ThermoSums};
+use crate::md::{
+    Enumeration, Lists as ListKind, MdState, MdStats, NeighbourOrigin, Rebuild, ThermoSums,
+};
 use crate::state::{Bodies, Energy};
 
 /// Bodies per parallel task of the per-body passes and the all-pairs loop
