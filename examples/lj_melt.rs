@@ -347,8 +347,13 @@ fn timing(out: &mut dyn Write, stats: &MdStats, seconds: f64, print: f64) -> std
     }
     writeln!(
         out,
-        "Neighbor list builds = {}, dangerous builds = {}, list entries per atom = {:.2}, cells {:?}",
-        stats.builds, stats.dangerous_builds, stats.neighbours_per_atom, stats.cells
+        "Neighbor list builds = {}, dangerous builds = {}, list entries per atom = {:.2} ({:.2} \
+         lanes with the padding), cells {:?}",
+        stats.builds,
+        stats.dangerous_builds,
+        stats.neighbours_per_atom,
+        stats.lanes_per_atom,
+        stats.cells
     )
 }
 

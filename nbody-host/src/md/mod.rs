@@ -436,6 +436,9 @@ pub struct MdStats {
     /// Verlet-list entries per atom at the last build (each pair once,
     /// within `r_c + skin`; LAMMPS's "Ave neighs/atom").
     pub neighbours_per_atom: f64,
+    /// The lanes the force loop computes per atom at the last build: the
+    /// list entries padded to whole vectors (the padding's lanes are masked).
+    pub lanes_per_atom: f64,
     /// Cells per side (x, y, z) of the last build's grid.
     pub cells: [usize; 3],
     /// Seconds in the force loop.

@@ -379,6 +379,8 @@ impl MdEngine {
         self.stats.builds += 1;
         self.stats.neighbours_per_atom = lists.pairs as f64 / n as f64;
         self.stats.cells = lists.grid.dims;
+        self.stats.lanes_per_atom =
+            lists.tasks.iter().map(|t| t.j.len()).sum::<usize>() as f64 / n as f64;
         self.nbr = Some(Neighbours {
             lists,
             prev,
