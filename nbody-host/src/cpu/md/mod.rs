@@ -90,6 +90,9 @@ pub(crate) struct MdEngine {
     /// `slot[user]`.
     slot: Vec<u32>,
     nbr: Option<Neighbours>,
+    /// Whether a body has moved more than half the skin since the last
+    /// build (found by the drifts' passes, with automatic rebuilds).
+    moved_far: bool,
     stats: MdStats,
 }
 
@@ -210,6 +213,7 @@ impl MdEngine {
             user: (0..n as u32).collect(),
             slot: (0..n as u32).collect(),
             nbr: None,
+            moved_far: false,
             stats: MdStats::default(),
         };
         engine.wrap_all(0..n);
@@ -284,6 +288,8 @@ impl MdEngine {
                 }
             }
             self.nbr.as_mut().expect("just built").since_build = since;
+            // As the drifts' passes would have found it.
+            self.moved_far = self.moved_half_skin();
         }
         Ok(())
     }
@@ -377,6 +383,7 @@ impl MdEngine {
             Vec::new()
         };
         self.stats.builds += 1;
+        self.moved_far = false;
         self.stats.neighbours_per_atom = lists.pairs as f64 / n as f64;
         self.stats.cells = lists.grid.dims;
         self.stats.lanes_per_atom =
@@ -431,7 +438,8 @@ impl MdEngine {
         };
         let t = Instant::now();
         let due = match policy {
-            Rebuild::Auto => self.moved_half_skin(),
+            // The last drift's pass found it (`integrate`).
+            Rebuild::Auto => self.moved_far,
             Rebuild::Every(k) => {
                 let due = nbr.since_build >= k as u64;
                 if due && self.moved_half_skin() {
@@ -584,54 +592,81 @@ impl MdEngine {
         })
     }
 
-    /// `v += a h`.
-    fn kick(&mut self, h: f32) {
-        let loops = &self.loops;
-        for a in 0..3 {
-            self.vel[a]
-                .par_chunks_mut(CHUNK)
-                .zip(self.acc[a].par_chunks(CHUNK))
-                .for_each(|(v, acc)| loops.axpy(v, acc, h));
-        }
-    }
-
-    /// `x += v h`, then wrapped into a periodic box.
-    fn drift(&mut self, h: f32) {
-        let (loops, n) = (&self.loops, self.n);
-        for a in 0..3 {
-            self.pos[a][..n]
-                .par_chunks_mut(CHUNK)
-                .zip(self.vel[a].par_chunks(CHUNK))
-                .for_each(|(x, v)| loops.axpy(x, v, h));
-        }
-        if let Some(l) = self.lengths {
-            let [px, py, pz] = &mut self.pos;
-            px[..n]
-                .par_chunks_mut(CHUNK)
-                .zip(py[..n].par_chunks_mut(CHUNK))
-                .zip(pz[..n].par_chunks_mut(CHUNK))
-                .zip(self.images.par_chunks_mut(CHUNK))
-                .for_each(|(((x, y), z), img)| {
-                    for (k, image) in img.iter_mut().enumerate() {
-                        for (a, p) in [&mut x[k], &mut y[k], &mut z[k]].into_iter().enumerate() {
-                            let (w, moved) = wrap(*p, l[a]);
-                            *p = w;
-                            image[a] = image[a].wrapping_add(moved);
+    /// `v += a kick` (if any), then `x += v drift` and the wrap into the
+    /// box (if any): one parallel pass over fixed chunks of bodies (one
+    /// fork-join per integrator stage or fused pair of stages, not one per
+    /// axis and check), which also reports whether every body is finite
+    /// and, after a drift with automatic rebuilds, whether one has moved
+    /// more than half the skin since the last build.
+    fn integrate(&mut self, kick: Option<f32>, drift: Option<f32>) -> (bool, bool) {
+        let n = self.n;
+        let (loops, lengths, acc) = (&self.loops, self.lengths, &self.acc);
+        let watch = match (&self.nbr, self.cells, drift) {
+            (Some(nbr), Some((skin, Rebuild::Auto)), Some(_)) => {
+                Some((&nbr.reference, 0.25 * skin * skin))
+            }
+            _ => None,
+        };
+        let [px, py, pz] = &mut self.pos;
+        let [vx, vy, vz] = &mut self.vel;
+        let (finite, moved) = px[..n]
+            .par_chunks_mut(CHUNK)
+            .zip(py[..n].par_chunks_mut(CHUNK))
+            .zip(pz[..n].par_chunks_mut(CHUNK))
+            .zip(vx.par_chunks_mut(CHUNK))
+            .zip(vy.par_chunks_mut(CHUNK))
+            .zip(vz.par_chunks_mut(CHUNK))
+            .zip(self.images.par_chunks_mut(CHUNK))
+            .enumerate()
+            .map(|(k, ((((((x, y), z), u), v), w), images))| {
+                let at = k * CHUNK..k * CHUNK + x.len();
+                let (mut pos, mut vel) = ([x, y, z], [u, v, w]);
+                for (a, (p, v)) in pos.iter_mut().zip(vel.iter_mut()).enumerate() {
+                    if let Some(h) = kick {
+                        loops.axpy(v, &acc[a][at.clone()], h);
+                    }
+                    if let Some(h) = drift {
+                        loops.axpy(p, v, h);
+                        if let Some(l) = lengths {
+                            for (x, image) in p.iter_mut().zip(images.iter_mut()) {
+                                let (wrapped, moved) = wrap(*x, l[a]);
+                                *x = wrapped;
+                                image[a] = image[a].wrapping_add(moved);
+                            }
                         }
                     }
+                }
+                let finite = pos
+                    .iter()
+                    .chain(&vel)
+                    .all(|c| c.iter().all(|x| x.is_finite()));
+                let moved = watch.is_some_and(|(reference, limit)| {
+                    (0..at.len()).any(|k| {
+                        let mut r2 = 0.0f32;
+                        for a in 0..3 {
+                            let mut d = pos[a][k] - reference[a][at.start + k];
+                            if let Some(l) = lengths {
+                                if d > 0.5 * l[a] {
+                                    d -= l[a];
+                                } else if d < -0.5 * l[a] {
+                                    d += l[a];
+                                }
+                            }
+                            r2 += d * d;
+                        }
+                        r2 > limit
+                    })
                 });
-        }
+                (finite, moved)
+            })
+            .reduce(|| (true, false), |a, b| (a.0 && b.0, a.1 || b.1));
+        (finite, moved)
     }
 
     /// The lowest user index of a body whose position or velocity is not finite.
     fn first_non_finite(&self) -> Option<usize> {
-        let bad =
-            |s: usize| !(0..3).all(|a| self.pos[a][s].is_finite() && self.vel[a][s].is_finite());
-        if !(0..self.n).into_par_iter().with_min_len(CHUNK).any(bad) {
-            return None;
-        }
         (0..self.n)
-            .filter(|&s| bad(s))
+            .filter(|&s| !(0..3).all(|a| self.pos[a][s].is_finite() && self.vel[a][s].is_finite()))
             .map(|s| self.user[s] as usize)
             .min()
     }
@@ -645,38 +680,35 @@ impl MdEngine {
             if let Some(nbr) = &mut self.nbr {
                 nbr.since_build += 1;
             }
-            for stage in stages {
-                match *stage {
-                    Stage::Accelerations => {
+            let mut at = 0;
+            while at < stages.len() {
+                // A kick followed by a drift is one pass over the bodies.
+                let (kick, drift, taken) = match (stages[at], stages.get(at + 1)) {
+                    (Stage::Accelerations, _) => {
                         self.maybe_rebuild();
                         self.forces();
+                        at += 1;
+                        continue;
                     }
-                    Stage::Kick(f) => {
-                        let t = Instant::now();
-                        self.kick(f * dt);
-                        self.stats.integrate_seconds += t.elapsed().as_secs_f64();
-                    }
-                    Stage::Drift(f) => {
-                        let t = Instant::now();
-                        self.drift(f * dt);
-                        let bad = self.first_non_finite();
-                        self.stats.integrate_seconds += t.elapsed().as_secs_f64();
-                        if let Some(body) = bad {
-                            return Ok(Some(Divergence {
-                                after_step: s,
-                                body,
-                                steps_run: s,
-                            }));
-                        }
-                    }
+                    (Stage::Kick(a), Some(&Stage::Drift(b))) => (Some(a * dt), Some(b * dt), 2),
+                    (Stage::Kick(a), _) => (Some(a * dt), None, 1),
+                    (Stage::Drift(b), _) => (None, Some(b * dt), 1),
+                };
+                at += taken;
+                let t = Instant::now();
+                let (finite, moved) = self.integrate(kick, drift);
+                self.moved_far |= moved;
+                self.stats.integrate_seconds += t.elapsed().as_secs_f64();
+                if !finite {
+                    let body = self
+                        .first_non_finite()
+                        .expect("a pass saw a non-finite body");
+                    return Ok(Some(Divergence {
+                        after_step: s,
+                        body,
+                        steps_run: s,
+                    }));
                 }
-            }
-            if let Some(body) = self.first_non_finite() {
-                return Ok(Some(Divergence {
-                    after_step: s,
-                    body,
-                    steps_run: s,
-                }));
             }
         }
         Ok(None)
@@ -789,6 +821,7 @@ impl MdEngine {
             user: self.user.clone(),
             slot: self.slot.clone(),
             nbr: self.nbr.clone(),
+            moved_far: self.moved_far,
             stats: self.stats,
         }
     }
