@@ -30,7 +30,9 @@
 //! assert!((t0.potential + 6.7733).abs() < 1e-3); // per atom, as LAMMPS prints it
 //! sim.step(100)?;
 //! let t = sim.thermo()?;
-//! assert!((t.total - t0.total).abs() < 5e-3);
+//! // Unshifted, the energy jumps by u(r_c) = -0.016 whenever a pair crosses
+//! // the cutoff (LAMMPS's run drifts alike); `true` in `lennard_jones` shifts it.
+//! assert!((t.total - t0.total).abs() < 2e-2);
 //! assert!(matches!(sim.params().boundary(), Boundary::Periodic { .. }));
 //! # Ok::<(), nbody_host::Error>(())
 //! ```

@@ -130,6 +130,10 @@ pub(crate) fn lists(
     loops: &MdLoops,
     c: &PairConsts,
 ) -> Lists {
+    // With 3 or more cells along every periodic axis, a neighbouring
+    // cell's bodies all lie near the same image (the box wrapped or not):
+    // no rounding per candidate. With fewer, the minimum image per pair.
+    let fixed_images = !grid.periodic || grid.dims.iter().all(|&d| d >= 3);
     // Cells per task: a z-layer (half lists) or a row along x (full lists).
     let per_task = if half { grid.layer_len() } else { grid.dims[0] };
     let count = grid.len() / per_task;
@@ -172,12 +176,25 @@ pub(crate) fn lists(
                     grid.neighbour_cells(cell)
                 };
                 runs.clear();
+                let here = grid.coords(cell);
                 runs.extend(Grid::runs(&stencil).into_iter().map(|(a, b)| {
                     let start = cell_start[a];
+                    let there = grid.coords(a);
+                    // Across a face the neighbour cell's bodies are a box
+                    // length away: x_j + L (or - L) is the near image.
+                    let image = [0, 1, 2].map(|k| {
+                        let (d, l) = (there[k] as i64 - here[k] as i64, c.lengths[k]);
+                        match d {
+                            d if d > 1 => -l,
+                            d if d < -1 => l,
+                            _ => 0.0,
+                        }
+                    });
                     Run {
                         start,
                         end: cell_start[b + 1],
                         shift: shift(start),
+                        image: fixed_images.then_some(image),
                     }
                 }));
                 loops.cell_lists(

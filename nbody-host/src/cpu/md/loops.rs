@@ -350,6 +350,11 @@ pub(crate) struct Run {
     pub end: usize,
     /// Added (wrapping) to a slot to list it.
     pub shift: u32,
+    /// The image of the run's bodies that lies near the listed body, when
+    /// it is one for the whole run (a periodic box with 3 or more cells per
+    /// side, or open space: `x_j + image`, no rounding per pair), or `None`:
+    /// the minimum image per pair.
+    pub image: Option<[f32; 3]>,
 }
 
 /// Appends `j + run.shift` for every `j` of `run` but `skip` within
@@ -415,12 +420,25 @@ fn cell_lists_body<V: Lanes, const PERIODIC: bool>(
                 start: i + 1,
                 end: cell.end,
                 shift: own_shift,
+                image: None,
             };
             scan::<V, PERIODIC>(cap, pos, &xi, own, usize::MAX, r2max, &k, out);
         }
         for &run in runs {
             let skip = if half { usize::MAX } else { i };
-            scan::<V, PERIODIC>(cap, pos, &xi, run, skip, r2max, &k, out);
+            match run.image {
+                // d = x_j + image - x_i: the image folded into x_i.
+                Some(image) => {
+                    // (No closure: it would not inherit the target features.)
+                    let xs = [
+                        xi[0] - V::splat(cap, image[0]),
+                        xi[1] - V::splat(cap, image[1]),
+                        xi[2] - V::splat(cap, image[2]),
+                    ];
+                    scan::<V, false>(cap, pos, &xs, run, skip, r2max, &k, out)
+                }
+                None => scan::<V, PERIODIC>(cap, pos, &xi, run, skip, r2max, &k, out),
+            }
         }
         let pad = (V::LANES - (out.len() - before) % V::LANES) % V::LANES;
         out.extend(std::iter::repeat_n((i as u32).wrapping_add(pad_shift), pad));
