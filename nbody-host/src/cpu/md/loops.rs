@@ -3,6 +3,9 @@
 //! `#[target_feature]` entry points, as the gravity loops are
 //! (`super::super::loops`).
 //!
+//! (One coherent thing, kept in one file although long: the loops share
+//! the pair arithmetic and are instantiated together per instruction set.)
+//!
 //! # Verlet lists ([`MdLoops::list_forces`], [`MdLoops::list_energy`])
 //! One task (a z-layer of cells, see `super::build`) takes its i-bodies in
 //! turn. The neighbours `j` of each (indices into `pos`, padded to whole
