@@ -14,8 +14,8 @@
 //! because on an AVX-512 core (`docs/md.md`) the reaction of a half list,
 //! a gather, a subtraction and a scatter of three force components per 16
 //! pairs, costs more than evaluating each pair a second time: the force
-//! loop took 0.49 s for in.lj's 100 steps with half lists against 0.25 s
-//! with full lists, one thread, the lists' build 0.12 s against 0.21 s.
+//! loop took 0.51 s for in.lj's 100 steps with half lists against 0.26 s
+//! with full lists, one thread, the lists' build 0.041 s against 0.070 s.
 //!
 //! # Determinism
 //! Full lists: each body's force is its own list's sum, in list order, by
@@ -29,7 +29,7 @@
 //! fixed order, so the bits are the same on any number of threads. Tasks
 //! run all at once (the alternative, two colours of tasks writing in place,
 //! needs a barrier between colours and `unsafe` disjoint writes); the price
-//! is one `O(N)` pass and `2N` extra floats per axis, about 3 % of the step.
+//! is one `O(N)` pass and `2N` extra floats per axis, 2 % of the step.
 //! `tests/thread_count.rs` checks the bits on 1, 2, 3 and 5 threads.
 //!
 //! # State
