@@ -416,12 +416,14 @@ mod arm {
 
         #[inline(always)]
         fn gather(cap: Self::Cap, base: &[f32], idx: Idx4) -> Self {
+            assert!(base.len() >= idx.bound as usize);
             let lanes = idx.v.map(|i| base[i as usize]);
             F32x4::load(cap, &lanes)
         }
 
         #[inline(always)]
         fn scatter(self, base: &mut [f32], idx: Idx4) {
+            assert!(base.len() >= idx.bound as usize);
             let mut v = [0f32; 4];
             self.store(&mut v);
             for k in 0..4 {

@@ -1,7 +1,7 @@
 //! Short-range molecular dynamics: what a periodic box, a cutoff force and
 //! neighbour lists add to a simulation.
 //!
-//! The force law ([`ForceLaw::LennardJones`](crate::ForceLaw::LennardJones)),
+//! The force law ([`ForceLaw::LennardJones`]),
 //! the space ([`Boundary`]), the pair enumeration ([`Neighbours`]) and the
 //! integrator ([`Integrator`](crate::Integrator), velocity Verlet =
 //! [`Integrator::VELOCITY_VERLET`](crate::Integrator::VELOCITY_VERLET)) are

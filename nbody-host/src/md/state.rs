@@ -66,7 +66,7 @@ pub(crate) struct ThermoSums {
 pub struct MdStats {
     /// Neighbour-list builds (the first included).
     pub builds: u64,
-    /// [`Rebuild::Every`] builds at which some body had moved more than
+    /// [`Rebuild::Every`](super::Rebuild::Every) builds at which some body had moved more than
     /// half the skin since the previous one (a pair may have been missed).
     pub dangerous_builds: u64,
     /// Verlet-list entries per atom at the last build (each pair once,

@@ -58,7 +58,7 @@ use glam::Vec3;
 use gpu_kernels::shape::MAX_BODIES;
 
 use super::atomic_write::resolve_target;
-use super::checkpoint::Reader;
+use super::reader::Reader;
 use super::sections;
 use super::{check_writable_state, invalid, push_rows, write_atomically};
 use crate::config::{Kernel, Params};

@@ -6,6 +6,7 @@ use std::path::Path;
 use glam::Vec3;
 use gpu_kernels::shape::MAX_BODIES;
 
+use super::reader::Reader;
 use super::sections;
 use super::{check_writable_state, invalid, read_file, write_atomically};
 use crate::config::{Kernel, Params};
@@ -177,10 +178,7 @@ impl Checkpoint {
                 bytes.len()
             )));
         }
-        let mut r = Reader {
-            bytes: &bytes,
-            at: 8,
-        };
+        let mut r = Reader::new(&bytes, 8);
         let version = r.u32();
         if !(1..=CKPT_VERSION).contains(&version) {
             return Err(bad(format!(
@@ -287,37 +285,6 @@ impl Checkpoint {
             },
             extra.md_state(),
         ))
-    }
-}
-
-/// Little-endian reads from a buffer whose length was checked beforehand
-/// (checkpoints and archive records).
-pub(super) struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    /// Reads `bytes` from offset `at` on.
-    pub(super) fn new(bytes: &'a [u8], at: usize) -> Reader<'a> {
-        Reader { bytes, at }
-    }
-    pub(super) fn take(&mut self, k: usize) -> &'a [u8] {
-        let s = &self.bytes[self.at..self.at + k];
-        self.at += k;
-        s
-    }
-    pub(super) fn u8(&mut self) -> u8 {
-        self.take(1)[0]
-    }
-    pub(super) fn u32(&mut self) -> u32 {
-        u32::from_le_bytes(self.take(4).try_into().expect("4 bytes"))
-    }
-    pub(super) fn u64(&mut self) -> u64 {
-        u64::from_le_bytes(self.take(8).try_into().expect("8 bytes"))
-    }
-    pub(super) fn f32(&mut self) -> f32 {
-        f32::from_bits(self.u32())
     }
 }
 

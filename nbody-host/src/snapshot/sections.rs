@@ -14,7 +14,7 @@
 //! Gravity files have no sections (their force law, softening and `G`, is
 //! in the fixed header; a Lennard-Jones file stores gravity's defaults there).
 
-use super::checkpoint::Reader;
+use super::reader::Reader;
 use crate::config::Params;
 use crate::force::ForceLaw;
 use crate::md::{Boundary, CellList, Lists, MdState, NeighbourOrigin, Neighbours, Rebuild};
