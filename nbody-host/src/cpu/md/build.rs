@@ -119,6 +119,8 @@ pub(crate) fn sort(grid: &Grid, x: &[f32], y: &[f32], z: &[f32], by_user: &[u32]
 /// The lists of bodies already in cell order (`pos` holds the `n` bodies
 /// then at least `lanes - 1` more values), for pairs within `r_list`:
 /// half lists or, if `!half`, full lists (see the module documentation).
+/// The vectors of `recycle` (the previous build's tasks) are reused, so a
+/// rebuild allocates, and faults in, no fresh memory for the lists.
 #[allow(clippy::too_many_arguments)] // one call site, in the engine's rebuild
 pub(crate) fn lists(
     grid: Grid,
@@ -129,6 +131,7 @@ pub(crate) fn lists(
     half: bool,
     loops: &MdLoops,
     c: &PairConsts,
+    recycle: Vec<Task>,
 ) -> Lists {
     // With 3 or more cells along every periodic axis, a neighbouring
     // cell's bodies all lie near the same image (the box wrapped or not):
@@ -141,19 +144,27 @@ pub(crate) fn lists(
     let wraps = half && (0..count).any(|l| grid.next_layer(l).is_some_and(|m| m < l));
     let ghosts = if wraps { span(0).1 - span(0).0 } else { 0 };
     let r2_list = r_list * r_list * (1.0 + LIST_MARGIN);
-    let tasks: Vec<Task> = (0..count)
+    let mut spare: Vec<(Vec<u32>, Vec<u32>)> =
+        recycle.into_iter().map(|t| (t.offsets, t.j)).collect();
+    spare.resize_with(count, Default::default);
+    let tasks: Vec<Task> = spare
         .into_par_iter()
-        .map(|t| {
+        .enumerate()
+        .map(|(t, (mut offsets, mut j))| {
             let (first, end) = span(t);
             let next = if half { grid.next_layer(t) } else { None };
             let next_len = next.map_or(0, |m| span(m).1 - span(m).0);
+            offsets.clear();
+            offsets.reserve(end - first + 1);
+            j.clear();
+            j.reserve((end - first) * if half { 48 } else { 96 });
             let mut task = Task {
                 first,
                 len: end - first,
                 window: end - first + next_len,
                 next,
-                offsets: Vec::with_capacity(end - first + 1),
-                j: Vec::with_capacity((end - first) * if half { 48 } else { 96 }),
+                offsets,
+                j,
             };
             task.offsets.push(0);
             // Window index of slot j (half lists): the layer's own and the

@@ -130,6 +130,10 @@ impl MdEngine {
             self.newton,
             &self.loops,
             &self.consts,
+            self.nbr
+                .take()
+                .map(|nbr| nbr.lists.tasks)
+                .unwrap_or_default(),
         );
         let reference = [0, 1, 2].map(|a| self.pos[a][..n].to_vec());
         for p in &mut self.pos {
