@@ -569,7 +569,8 @@ impl Simulation {
         self.engine().md_stats()
     }
 
-    /// Accelerations (`G`-scaled) at the current positions, by the configured kernel.
+    /// Accelerations at the current positions, by the configured kernel or
+    /// enumeration: `G`-scaled for gravity, `F / m` for other force laws.
     pub fn accelerations(&self) -> Result<Vec<Vec3>> {
         self.engine().accelerations()
     }
