@@ -9,6 +9,7 @@
 //! | --- | --- | --- |
 //! | `cpu` | 1k, 4k, 16k | the SIMD CPU backend (best instruction set), semi-implicit Euler, one step per iteration; `simt` and `tiled` held on the all-pairs loop (`third_law_min_n = usize::MAX`; by default they switch to the Newton's-third-law loop from N = 1024), `triangle` the third-law loop |
 //! | `emulator-tiny` | 256 | the GPU kernel bodies on CPU threads, race detector off: a check that the emulator path works, **not** a GPU speed |
+//! | `lj` | 4,000, 32,000 atoms | short-range MD on the CPU: LAMMPS's `in.lj` (fcc 0.8442, T 1.44, `r_c` 2.5, skin 0.3, lists rebuilt every 20 steps), one velocity-Verlet step per iteration, full and half lists; "elements/s" are **atom-steps/s** |
 //! | `cuda` | 1k .. 256k | with `--features cuda` and a device: timed by CUDA events around the launches (`Simulation::device_seconds`), synchronised before the clock is read |
 //!
 //! ```text
@@ -20,7 +21,8 @@
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use nbody_host::{Backend, CpuTuning, Integrator, Kernel, Simulation, ic};
+use nbody_host::md::{CellList, Lists};
+use nbody_host::{Backend, CpuTuning, ForceLaw, Integrator, Kernel, Neighbours, Simulation, ic};
 
 /// The notebook's run: uniform cube, softening 0.1, `dt = 0.01`, Euler.
 fn simulation(n: usize, kernel: Kernel, backend: Backend) -> nbody_host::Result<Simulation> {
@@ -81,6 +83,44 @@ fn emulator_tiny(c: &mut Criterion) {
     group.finish();
 }
 
+/// LAMMPS's in.lj at `cells^3` fcc unit cells (4 cells^3 atoms).
+fn lj_melt(cells: usize, lists: Lists) -> nbody_host::Result<Simulation> {
+    let (atoms, boundary) = ic::fcc_lattice(cells, 0.8442, 1.44, 87287)?;
+    Simulation::builder(atoms)
+        .force(ForceLaw::lennard_jones(1.0, 1.0, 2.5, false)?)
+        .boundary(boundary)
+        .neighbours(
+            Neighbours::Cells(CellList {
+                lists,
+                ..CellList::new(0.3)
+            })
+            .every(20),
+        )
+        .integrator(Integrator::VELOCITY_VERLET)
+        .dt(0.005)
+        .backend(Backend::cpu())
+        .build()
+}
+
+fn lj(c: &mut Criterion) {
+    let mut group = c.benchmark_group("lj");
+    group
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3))
+        .sample_size(10);
+    for cells in [10, 20] {
+        let n = 4 * cells * cells * cells;
+        group.throughput(Throughput::Elements(n as u64));
+        for (name, lists) in [("full", Lists::Full), ("half", Lists::Half)] {
+            let mut sim = lj_melt(cells, lists).expect("CPU backend");
+            group.bench_function(BenchmarkId::new(name, n), |b| {
+                b.iter(|| sim.step(1).expect("step"))
+            });
+        }
+    }
+    group.finish();
+}
+
 #[cfg(feature = "cuda")]
 fn cuda(c: &mut Criterion) {
     let mut group = c.benchmark_group("cuda");
@@ -131,5 +171,5 @@ fn cuda(_: &mut Criterion) {
     eprintln!("cuda benches: not built (cargo bench --features cuda)");
 }
 
-criterion_group!(benches, cpu, emulator_tiny, cuda);
+criterion_group!(benches, cpu, emulator_tiny, lj, cuda);
 criterion_main!(benches);

@@ -24,37 +24,21 @@
 //! progress line is printed every few seconds instead of a progress bar.
 
 use std::ffi::OsString;
-use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use clap::{ArgGroup, Parser, ValueEnum};
-use indicatif::{ProgressBar, ProgressStyle};
-use nbody_host::snapshot::ArchiveWriter;
 use nbody_host::{
     Backend, Checkpoint, CpuTuning, Integrator, Isa, Kernel, Params, Simulation, SimulationBuilder,
     ic, snapshot,
 };
 
-/// Exit statuses, each a kind of failure.
-pub mod exit {
-    /// The backend failed or cannot run here (no CUDA, an instruction set
-    /// this CPU lacks, an emulator or driver error), or anything else.
-    pub const OTHER: u8 = 1;
-    /// The command line: unknown or conflicting flags, bad flag syntax, a
-    /// flag that contradicts the checkpoint, an output that needs `--force`.
-    pub const USAGE: u8 = 2;
-    /// Invalid input: parameters or bodies the library refuses (`N`, `dt`,
-    /// masses, block size), input files that are not valid, too little memory for `N`.
-    pub const INPUT: u8 = 3;
-    /// Reading or writing a file failed (including an output path checked
-    /// before the run).
-    pub const IO: u8 = 4;
-    /// The run diverged: a non-finite state or energy.
-    pub const DIVERGED: u8 = 5;
-}
+#[path = "cli/mod.rs"]
+mod cli;
+pub use cli::{Failure, Progress, exit};
+use cli::{Periodic, parse_isa, usage};
 
 /// The end of `--help`: units and exit statuses.
 pub const AFTER_HELP: &str = "\
@@ -154,12 +138,6 @@ struct Cli {
     cpu_isa: Option<Isa>,
 }
 
-fn parse_isa(name: &str) -> std::result::Result<Isa, String> {
-    Isa::from_name(name).ok_or_else(|| {
-        format!("unknown instruction set {name:?}: avx512, avx2+fma, neon or scalar")
-    })
-}
-
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum KernelArg {
     Simt,
@@ -200,64 +178,8 @@ impl IcArg {
     }
 }
 
-/// How progress is shown on stderr.
-#[derive(Clone, Copy, Debug)]
-pub enum Progress {
-    /// A progress bar (stderr is a terminal).
-    Bar,
-    /// A plain line `progress: step ...` at most this often.
-    Lines(Duration),
-    /// Nothing.
-    Off,
-}
-
-/// A failed run: the exit status ([`exit`]) and the one line to print.
-#[derive(Debug)]
-pub struct Failure {
-    /// The exit status.
-    pub code: u8,
-    /// `error: ...`, one line.
-    pub line: String,
-}
-
-/// A command-line mistake found after parsing (exit status 2).
-#[derive(Debug)]
-struct Usage(String);
-
-impl std::fmt::Display for Usage {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Usage {}
-
-fn usage(message: String) -> anyhow::Error {
-    Usage(message).into()
-}
-
-/// Seconds between progress lines when stderr is not a terminal.
-const PROGRESS_LINE_EVERY: Duration = Duration::from_secs(5);
-
 fn main() -> ExitCode {
-    let progress = if std::io::stderr().is_terminal() {
-        Progress::Bar
-    } else {
-        Progress::Lines(PROGRESS_LINE_EVERY)
-    };
-    let result = cli(
-        std::env::args_os(),
-        &mut std::io::stdout().lock(),
-        &mut std::io::stderr(),
-        progress,
-    );
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(failure) => {
-            eprintln!("{}", failure.line);
-            ExitCode::from(failure.code)
-        }
-    }
+    cli::main_with(|args, out, err, progress| cli(args, out, err, progress))
 }
 
 /// Parses `args` (program name first), runs, writes the report to `out`
@@ -269,92 +191,10 @@ pub fn cli(
     err: &mut dyn Write,
     progress: Progress,
 ) -> Result<(), Failure> {
-    let cli = match Cli::try_parse_from(args) {
-        Ok(cli) => cli,
-        Err(e) if !e.use_stderr() => {
-            // --help, --version: not errors.
-            return write!(out, "{e}").map_err(|e| Failure {
-                code: exit::IO,
-                line: format!("error: {e}"),
-            });
-        }
-        Err(e) => {
-            // clap's first paragraph, on one line (the usage text is left out).
-            let text = e.to_string();
-            let first: Vec<&str> = text
-                .lines()
-                .take_while(|l| !l.trim().is_empty())
-                .map(str::trim)
-                .collect();
-            let line = first.join(" ");
-            return Err(Failure {
-                code: exit::USAGE,
-                line: if line.starts_with("error:") {
-                    line
-                } else {
-                    format!("error: {line}")
-                },
-            });
-        }
-    };
-    run(&cli, out, err, progress).map_err(|e| Failure {
-        code: exit_code(&e),
-        line: format!("error: {}", one_line(&e)),
-    })
-}
-
-/// The exit status of an error: from the first cause that says.
-fn exit_code(e: &anyhow::Error) -> u8 {
-    use nbody_host::Error as E;
-    for cause in e.chain() {
-        if cause.is::<Usage>() {
-            return exit::USAGE;
-        }
-        if cause.is::<std::io::Error>() {
-            return exit::IO;
-        }
-        if let Some(error) = cause.downcast_ref::<E>() {
-            return match error {
-                E::Io { .. } => exit::IO,
-                E::Diverged { .. } | E::NonFiniteEnergy { .. } | E::NonFiniteSnapshot { .. } => {
-                    exit::DIVERGED
-                }
-                E::NoBodies
-                | E::TooManyBodies { .. }
-                | E::LengthMismatch { .. }
-                | E::InvalidMass { .. }
-                | E::NonFiniteInput { .. }
-                | E::InvalidTimeStep(_)
-                | E::InvalidSoftening(_)
-                | E::InvalidGravitationalConstant(_)
-                | E::InvalidBlockSize { .. }
-                | E::SharedMemoryExceeded { .. }
-                | E::GridTooLarge { .. }
-                | E::DeviceMemoryExceeded { .. }
-                | E::HostMemoryExceeded { .. }
-                | E::InvalidFile { .. }
-                | E::InvalidRenderSetting { .. } => exit::INPUT,
-                _ => exit::OTHER,
-            };
-        }
+    match cli::parse::<Cli>(args, out)? {
+        Some(cli) => run(&cli, out, err, progress).map_err(cli::failure),
+        None => Ok(()),
     }
-    exit::OTHER
-}
-
-/// The error and its causes on one line, each cause only once (the library's
-/// messages already include their I/O causes).
-fn one_line(e: &anyhow::Error) -> String {
-    let mut line = String::new();
-    for cause in e.chain() {
-        let text = cause.to_string();
-        if !line.contains(&text) {
-            if !line.is_empty() {
-                line.push_str(": ");
-            }
-            line.push_str(&text);
-        }
-    }
-    line.replace('\n', " ")
 }
 
 /// Defaults that depend on where the run lands: (bodies, steps).
@@ -487,75 +327,22 @@ fn build(cli: &Cli) -> Result<(Simulation, Vec<String>)> {
     ))
 }
 
-/// Whether `a` and `b` name the same existing file.
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    }
-}
-
-/// Checks every output path before anything runs: writable, and not
-/// another run's checkpoint or archive unless `--force`.
-fn check_outputs(cli: &Cli) -> Result<()> {
-    for path in [&cli.save, &cli.checkpoint, &cli.render, &cli.archive]
-        .into_iter()
-        .flatten()
-    {
-        snapshot::check_output_path(path)?;
-    }
-    if let Some(path) = &cli.checkpoint
-        && path.exists()
-        && !cli.force
-        && !cli.resume.as_ref().is_some_and(|r| same_file(r, path))
-    {
-        return Err(usage(format!(
-            "--checkpoint {}: the file exists (another run's checkpoint?); pass --force to \
-             replace it, or --resume from it",
-            path.display()
-        )));
-    }
-    if let Some(path) = &cli.archive
-        && path.exists()
-        && !cli.force
-        && cli.resume.is_none()
-    {
-        return Err(usage(format!(
-            "--archive {}: the file exists (another run's archive?); pass --force to replace \
-             it, or --resume a checkpoint of the run that wrote it to continue it",
-            path.display()
-        )));
-    }
-    Ok(())
-}
-
-/// Prints `progress: ...` lines at most every `every`.
-struct ProgressLines {
-    every: Duration,
-    start: Instant,
-    last: Instant,
-}
-
-impl ProgressLines {
-    fn update(&mut self, err: &mut dyn Write, done: u64, total: u64, target: u64, at: u64) {
-        let now = Instant::now();
-        if now.duration_since(self.last) < self.every || total == 0 {
-            return;
+impl Cli {
+    /// The checkpoint and archive flags.
+    fn periodic(&self) -> Periodic {
+        Periodic {
+            checkpoint: self.checkpoint.clone(),
+            archive: self.archive.clone(),
+            every: self.every,
+            force: self.force,
+            resume: self.resume.clone(),
         }
-        self.last = now;
-        let elapsed = now.duration_since(self.start).as_secs_f64();
-        let left = elapsed * (total - done) as f64 / done.max(1) as f64;
-        // Progress is a courtesy: a closed stderr does not stop the run.
-        let _ = writeln!(
-            err,
-            "progress: step {at}/{target} ({:.0}%), {elapsed:.1} s, about {left:.0} s left",
-            100.0 * done as f64 / total as f64
-        );
     }
 }
 
 fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) -> Result<()> {
-    check_outputs(cli)?;
+    let periodic = cli.periodic();
+    periodic.check_outputs(&[&cli.save, &cli.checkpoint, &cli.render, &cli.archive])?;
     let (mut sim, changes) = build(cli)?;
     let (_, default_steps) = defaults_for(sim.backend().name());
     let start = sim.steps_done();
@@ -579,43 +366,12 @@ fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) 
     let to_run = target - start;
     let n = sim.len();
 
-    let mut archive = match &cli.archive {
-        Some(path) if cli.resume.is_some() && path.exists() => {
-            Some(ArchiveWriter::continue_at(path, start)?)
-        }
-        Some(path) => Some(ArchiveWriter::create(path)?),
-        None => None,
-    };
-    if let Some(archive) = &mut archive
-        && archive.last_step() != Some(start)
-    {
-        archive.append(&sim)?;
-    }
+    let mut archive = periodic.open_archive(&sim)?;
 
     let e0 = if cli.no_energy {
         None
     } else {
         Some(sim.energy()?)
-    };
-    let bar = match progress {
-        Progress::Bar => {
-            let bar = ProgressBar::new(to_run);
-            if let Ok(style) = ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} steps  {elapsed_precise} (eta {eta})",
-            ) {
-                bar.set_style(style);
-            }
-            bar
-        }
-        _ => ProgressBar::hidden(),
-    };
-    let mut lines = match progress {
-        Progress::Lines(every) => Some(ProgressLines {
-            every,
-            start: Instant::now(),
-            last: Instant::now(),
-        }),
-        _ => None,
     };
     let mut recorder = match &cli.render {
         Some(path) => {
@@ -628,60 +384,28 @@ fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) 
         }
         None => None,
     };
-    // Chunks of about 1% of the run, so the bar moves; cut at checkpoints
-    // and frames.
-    let chunk = (to_run / 100).max(1);
-    let mut stepping = Duration::ZERO;
-    let mut last_checkpoint = None;
-    while sim.steps_done() < target {
-        let done = sim.steps_done();
-        let mut end = (done + chunk).min(target);
-        if let Some(k) = cli.every {
-            end = end.min((done / k + 1) * k);
-        }
-        if recorder.is_some() {
-            let k = cli.render_every;
-            end = end.min((done / k + 1) * k);
-        }
-        let t = Instant::now();
-        let stepped = sim.step(end - done);
-        stepping += t.elapsed();
-        if let Err(e) = stepped {
-            bar.abandon();
-            return Err(e.into());
-        }
-        bar.set_position(end - start);
-        if let Some(lines) = &mut lines {
-            lines.update(err, end - start, to_run, target, end);
-        }
-        if let Some(k) = cli.every
-            && end % k == 0
-        {
-            if let Some(path) = &cli.checkpoint {
-                sim.save_checkpoint(path)?;
-                last_checkpoint = Some(end);
+    let stops: Vec<u64> = recorder
+        .as_ref()
+        .map(|_| cli.render_every)
+        .into_iter()
+        .collect();
+    let stepping = cli::drive(
+        &mut sim,
+        target,
+        &periodic,
+        &mut archive,
+        progress,
+        err,
+        &stops,
+        |sim, end| {
+            if let Some(recorder) = &mut recorder
+                && (end % cli.render_every == 0 || end == target)
+            {
+                recorder.capture(sim)?;
             }
-            if let Some(archive) = &mut archive {
-                archive.append(&sim)?;
-            }
-        }
-        if let Some(recorder) = &mut recorder
-            && (end % cli.render_every == 0 || end == target)
-        {
-            recorder.capture(&mut sim)?;
-        }
-    }
-    bar.finish_and_clear();
-    if let Some(path) = &cli.checkpoint
-        && last_checkpoint != Some(sim.steps_done())
-    {
-        sim.save_checkpoint(path)?;
-    }
-    if let Some(archive) = &mut archive
-        && archive.last_step() != Some(sim.steps_done())
-    {
-        archive.append(&sim)?;
-    }
+            Ok(())
+        },
+    )?;
     if let (Some(recorder), Some(path)) = (recorder, &cli.render) {
         let frames = recorder.finish()?;
         writeln!(out, "wrote {} ({frames} frames)", path.display())?;

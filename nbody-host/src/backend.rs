@@ -3,11 +3,13 @@
 //! [`Backend::Auto`] and logging the choice).
 
 use crate::config::Params;
-use crate::cpu::{CpuEngine, CpuTuning};
+use crate::cpu::{CpuEngine, CpuTuning, MdEngine};
 use crate::cuda::CudaEngine;
 use crate::emulator::EmulatorEngine;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::force::ForceLaw;
+use crate::md::MdState;
 use crate::state::Bodies;
 
 /// Where the simulation runs, with that backend's options.
@@ -60,13 +62,32 @@ impl Backend {
 
 /// Starts the engine for `backend`, resolving [`Backend::Auto`] and logging
 /// the choice; also returns the backend it resolved to (never `Auto`), from
-/// which the same engine can be started again.
+/// which the same engine can be started again. `md` continues a short-range
+/// run (image counters, where its lists were built).
 pub(crate) fn create(
     backend: Backend,
     bodies: &Bodies,
     params: &Params,
+    md: Option<&MdState>,
 ) -> Result<(Box<dyn Engine>, Backend)> {
+    let short_range = matches!(params.force(), ForceLaw::LennardJones(_));
+    if short_range && matches!(backend, Backend::Cuda { .. } | Backend::Emulator { .. }) {
+        // The GPU plans say what they lack for this force law.
+        crate::plan::Plan::new(bodies.len(), *params)?;
+    }
     let (engine, resolved): (Box<dyn Engine>, Backend) = match backend {
+        Backend::Cpu(tuning) if short_range => (
+            Box::new(MdEngine::new(bodies, params, tuning, md)?),
+            backend,
+        ),
+        Backend::Auto if short_range => {
+            log::info!("backend auto: short-range forces run on the CPU (no GPU kernels yet)");
+            let tuning = CpuTuning::default();
+            (
+                Box::new(MdEngine::new(bodies, params, tuning, md)?),
+                Backend::Cpu(tuning),
+            )
+        }
         Backend::Cpu(tuning) => (Box::new(CpuEngine::new(bodies, params, tuning)?), backend),
         Backend::Emulator { race_detection } => (
             Box::new(EmulatorEngine::new(bodies, params, race_detection)?),

@@ -1,11 +1,13 @@
 //! What a simulation computes: the validated [`Params`] (time step, force law,
-//! kernel family, integrator) and the GPU [`Kernel`] families.
+//! kernel family, integrator, space and pair enumeration) and the GPU
+//! [`Kernel`] families.
 
 use gpu_kernels::shape;
 
 use crate::error::{Error, Result};
 use crate::force::{ForceLaw, Gravity};
 use crate::integrator::Integrator;
+use crate::md::{self, Boundary, Enumeration, Neighbours};
 
 /// Default block size for every kernel family.
 pub const DEFAULT_BLOCK: u32 = 256;
@@ -132,11 +134,15 @@ pub struct Params {
     force: ForceLaw,
     kernel: Kernel,
     integrator: Integrator,
+    boundary: Boundary,
+    neighbours: Neighbours,
 }
 
 impl Params {
     /// Validates `dt` (finite and `> 0`, also in `f32`) and the kernel's
-    /// block size; the force law is validated by its own constructor.
+    /// block size; the force law is validated by its own constructor. Open
+    /// space and [`Neighbours::Auto`]; [`with_boundary`](Self::with_boundary)
+    /// sets a box.
     pub fn new(dt: f64, force: ForceLaw, kernel: Kernel, integrator: Integrator) -> Result<Params> {
         let dt32 = dt as f32;
         if !(dt.is_finite() && dt > 0.0 && dt32.is_finite() && dt32 > 0.0) {
@@ -149,6 +155,22 @@ impl Params {
             force,
             kernel,
             integrator,
+            boundary: Boundary::Open,
+            neighbours: Neighbours::Auto,
+        })
+    }
+
+    /// These parameters in `boundary`, with pairs enumerated by
+    /// `neighbours`: validated together with the force law
+    /// ([`Error::InvalidCombination`] for gravity in a periodic box, a cell
+    /// list without a cutoff, `r_c + skin` over half the box;
+    /// [`Error::InvalidParameter`] for a bad length or skin).
+    pub fn with_boundary(self, boundary: Boundary, neighbours: Neighbours) -> Result<Params> {
+        md::resolve(&self.force, &boundary, &neighbours)?;
+        Ok(Params {
+            boundary,
+            neighbours,
+            ..self
         })
     }
 
@@ -181,11 +203,31 @@ impl Params {
         self.integrator
     }
 
-    /// Softened gravity's parameters (the only force law so far).
+    /// Softened gravity's parameters; for another force law (see
+    /// [`force`](Self::force)) the defaults, `G = 1` and softening `0.1`,
+    /// which nothing then uses.
     pub fn gravity(&self) -> Gravity {
         match self.force {
             ForceLaw::Gravity(g) => g,
+            _ => Gravity::default(),
         }
+    }
+
+    /// The space: open (the default) or a periodic box.
+    pub fn boundary(&self) -> Boundary {
+        self.boundary
+    }
+
+    /// How a short-range force enumerates its pairs, as configured (see
+    /// [`Neighbours::Auto`] for what `Auto` becomes).
+    pub fn neighbours(&self) -> Neighbours {
+        self.neighbours
+    }
+
+    /// The enumeration `neighbours` resolves to (checked valid when made).
+    pub(crate) fn enumeration(&self) -> Enumeration {
+        md::resolve(&self.force, &self.boundary, &self.neighbours)
+            .expect("validated by Params::with_boundary")
     }
 }
 
@@ -199,6 +241,8 @@ impl Default for Params {
             force: ForceLaw::default(),
             kernel: Kernel::default(),
             integrator: Integrator::default(),
+            boundary: Boundary::Open,
+            neighbours: Neighbours::Auto,
         }
     }
 }

@@ -6,7 +6,8 @@
 use glam::Vec3;
 
 use crate::cpu::Isa;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::md::{MdState, MdStats, ThermoSums};
 use crate::state::{Bodies, Energy};
 
 /// Where a run went non-finite, as an engine reports it.
@@ -50,6 +51,32 @@ pub trait Engine: Send {
     /// time it (CUDA events); `None` otherwise.
     fn device_seconds(&self) -> Option<f64> {
         None
+    }
+
+    /// Kinetic and potential energy and the virial, for thermo output
+    /// (short-range force laws).
+    fn thermo_sums(&mut self) -> Result<ThermoSums> {
+        Err(Error::Unsupported(
+            "thermo output (temperature, pressure) is computed for short-range force laws \
+             (Lennard-Jones); use energy() for gravity"
+                .into(),
+        ))
+    }
+
+    /// Per-body image counters (user order), in a periodic box.
+    fn images(&mut self) -> Result<Option<Vec<[i32; 3]>>> {
+        Ok(None)
+    }
+
+    /// Counters and the time split of a short-range run.
+    fn md_stats(&self) -> Option<MdStats> {
+        None
+    }
+
+    /// What a continuation of a short-range run needs (images, where the
+    /// lists were built).
+    fn md_state(&mut self) -> Result<Option<MdState>> {
+        Ok(None)
     }
 }
 

@@ -68,6 +68,39 @@ pub enum Error {
     #[error("gravitational constant G = {0} must be finite and > 0 (in f32)")]
     InvalidGravitationalConstant(f64),
 
+    /// A physical or numerical parameter out of range: Lennard-Jones
+    /// `epsilon`, `sigma`, cutoff, a box length, the neighbour skin, a
+    /// rebuild interval, an initial-condition setting.
+    #[error("{name} = {value} {requirement}")]
+    InvalidParameter {
+        /// The parameter.
+        name: &'static str,
+        /// The offending value.
+        value: f64,
+        /// What it must be.
+        requirement: &'static str,
+    },
+
+    /// Settings that are each valid but make no physical or numerical
+    /// sense together (gravity in a periodic box, a cutoff plus skin
+    /// longer than half the box, a cell list for a force without a cutoff).
+    #[error("{0}")]
+    InvalidCombination(String),
+
+    /// Two bodies so close that the short-range force between them is not
+    /// finite in `f32` (`r -> 0`): duplicated or overlapping atoms.
+    #[error(
+        "bodies {a} and {b} overlap: {distance:e} apart, where the Lennard-Jones force overflows (r -> 0); separate them or remove the duplicate"
+    )]
+    Overlapping {
+        /// One body (index as given).
+        a: usize,
+        /// The other.
+        b: usize,
+        /// Their distance (minimum image in a periodic box).
+        distance: f64,
+    },
+
     /// A block size the kernel cannot use.
     #[error("block size {block} for the {kernel} kernel must be a power of two in 32..={max}")]
     InvalidBlockSize {
@@ -143,7 +176,7 @@ pub enum Error {
     /// The state turned non-finite during a run (a close encounter with too
     /// little softening, or too large a time step).
     #[error(
-        "the simulation became non-finite at step {step} (body {body}): a close encounter with too little softening, or too large a time step"
+        "the simulation became non-finite at step {step} (body {body}): a close encounter with too little softening, overlapping atoms, or too large a time step"
     )]
     Diverged {
         /// First step after which a position or velocity was not finite.

@@ -257,9 +257,150 @@ pub(crate) fn to_centre_of_mass_frame_weighted(
     vel.iter_mut().for_each(|v| *v -= cv);
 }
 
+/// LAMMPS's `lattice fcc rho` + `region box block 0 C 0 C 0 C` +
+/// `create_atoms` + `velocity all create T seed`, in LJ reduced units: an fcc
+/// crystal of `cells^3` unit cells (`4 cells^3` atoms of mass 1) at number
+/// density `density`, lattice constant `a = (4 / density)^(1/3)`, in the
+/// periodic cubic box `[0, cells a)^3` it fills, and velocities drawn
+/// uniformly (seeded), with zero total momentum, scaled to exactly
+/// `temperature` with `3N - 3` degrees of freedom (LAMMPS's definition;
+/// LAMMPS's own random numbers differ, so the velocities are not LAMMPS's:
+/// `lammps-peer init` writes those).
+///
+/// Errors name a bad value ([`Error::InvalidParameter`](crate::Error::InvalidParameter)):
+/// `cells` in `1..=645` (`4 cells^3 <= 2^30`), `density` finite and `> 0`,
+/// `temperature` finite and `>= 0`.
+///
+/// ```
+/// use nbody_host::ic;
+///
+/// let (atoms, boundary) = ic::fcc_lattice(20, 0.8442, 1.44, 87287)?; // in.lj: 32,000 atoms
+/// assert_eq!(atoms.len(), 32_000);
+/// let l = boundary.lengths().unwrap()[0];
+/// assert!((l - 20.0 * (4.0f64 / 0.8442).cbrt()).abs() < 1e-12);
+/// # Ok::<(), nbody_host::Error>(())
+/// ```
+pub fn fcc_lattice(
+    cells: usize,
+    density: f64,
+    temperature: f64,
+    seed: u64,
+) -> crate::Result<(Bodies, crate::md::Boundary)> {
+    use crate::Error;
+    if !(1..=645).contains(&cells) {
+        return Err(Error::InvalidParameter {
+            name: "fcc unit cells per side",
+            value: cells as f64,
+            requirement: "must be in 1..=645 (4 C^3 atoms, at most 2^30)",
+        });
+    }
+    if !(density.is_finite() && density > 0.0) {
+        return Err(Error::InvalidParameter {
+            name: "reduced density",
+            value: density,
+            requirement: "must be finite and > 0",
+        });
+    }
+    if !(temperature.is_finite() && temperature >= 0.0) {
+        return Err(Error::InvalidParameter {
+            name: "temperature",
+            value: temperature,
+            requirement: "must be finite and >= 0",
+        });
+    }
+    let n = 4 * cells * cells * cells;
+    crate::memory::check(n, 80, "the initial conditions")?;
+    let a = (4.0 / density).cbrt();
+    const BASIS: [[f64; 3]; 4] = [
+        [0.0, 0.0, 0.0],
+        [0.5, 0.5, 0.0],
+        [0.5, 0.0, 0.5],
+        [0.0, 0.5, 0.5],
+    ];
+    let mut positions = Vec::with_capacity(n);
+    for k in 0..cells {
+        for j in 0..cells {
+            for i in 0..cells {
+                for b in BASIS {
+                    let cell = [i as f64 + b[0], j as f64 + b[1], k as f64 + b[2]];
+                    positions.push(Vec3::from_array(cell.map(|c| (c * a) as f32)));
+                }
+            }
+        }
+    }
+    let mut r = rng(seed);
+    let mut vel: Vec<glam::DVec3> = (0..n)
+        .map(|_| {
+            glam::DVec3::new(
+                r.random_range(-0.5..0.5),
+                r.random_range(-0.5..0.5),
+                r.random_range(-0.5..0.5),
+            )
+        })
+        .collect();
+    let mean = vel.iter().sum::<glam::DVec3>() / n as f64;
+    vel.iter_mut().for_each(|v| *v -= mean);
+    let dof = 3.0 * n as f64 - 3.0;
+    let t_now = vel.iter().map(|v| v.length_squared()).sum::<f64>() / dof.max(1.0);
+    let scale = if t_now > 0.0 {
+        (temperature / t_now).sqrt()
+    } else {
+        0.0
+    };
+    let bodies = Bodies {
+        positions,
+        velocities: vel.iter().map(|v| (*v * scale).as_vec3()).collect(),
+        masses: vec![1.0; n],
+    };
+    Ok((bodies, crate::md::Boundary::cubic(cells as f64 * a)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fcc_lattice_is_lammps_s_lattice_at_the_temperature() {
+        let (b, boundary) = fcc_lattice(3, 0.8442, 1.44, 5).unwrap();
+        assert_eq!(b.len(), 108);
+        let l = boundary.lengths().unwrap()[0] as f32;
+        assert!(
+            b.positions
+                .iter()
+                .all(|p| p.min_element() >= 0.0 && p.max_element() < l)
+        );
+        // Nearest neighbours at a / sqrt(2): of the origin's 12, the 3 with
+        // no negative coordinate lie in the box (no periodic images here).
+        let a = (4.0f32 / 0.8442).cbrt();
+        let near = b
+            .positions
+            .iter()
+            .filter(|p| (**p - b.positions[0]).length() < 0.75 * a)
+            .count();
+        assert_eq!(near, 1 + 3, "the origin and its neighbours inside the box");
+        let m = b.momentum();
+        assert!(m.linear.length() < 1e-5, "{:?}", m.linear);
+        let ke: f64 = b
+            .velocities
+            .iter()
+            .map(|v| 0.5 * v.length_squared() as f64)
+            .sum();
+        assert!((2.0 * ke / (3.0 * 108.0 - 3.0) - 1.44).abs() < 1e-6);
+        assert_eq!(fcc_lattice(3, 0.8442, 1.44, 5).unwrap().0, b, "seeded");
+        for (c, rho, t) in [
+            (0, 0.8, 1.0),
+            (1, 0.0, 1.0),
+            (1, 0.8, -1.0),
+            (1, f64::NAN, 1.0),
+        ] {
+            let e = fcc_lattice(c, rho, t, 1).unwrap_err();
+            assert!(matches!(e, crate::Error::InvalidParameter { .. }), "{e}");
+        }
+        assert_eq!(
+            fcc_lattice(1, 1.0, 0.0, 1).unwrap().0.velocities,
+            vec![Vec3::ZERO; 4]
+        );
+    }
 
     #[test]
     fn uniform_cube_matches_the_notebook() {

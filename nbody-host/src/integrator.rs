@@ -19,8 +19,11 @@ pub enum Integrator {
     /// are larger than leapfrog's.
     #[default]
     SemiImplicitEuler,
-    /// Leapfrog kick-drift-kick (velocity Verlet): second order and
-    /// symplectic, so energy errors stay bounded.
+    /// Leapfrog kick-drift-kick, which is velocity Verlet: `v += a dt/2;
+    /// x += v dt; a = F(x)/m; v += a dt/2`, i.e. `x += v dt + a dt^2/2` with
+    /// the half kicks around one force evaluation (LAMMPS's `fix nve`).
+    /// Second order and symplectic, so energy errors stay bounded. Also
+    /// named [`Integrator::VELOCITY_VERLET`].
     Leapfrog,
 }
 
@@ -41,6 +44,10 @@ use Stage::{Accelerations, Drift, Kick};
 impl Integrator {
     /// Every integrator (what [`from_name`](Self::from_name) accepts).
     pub const ALL: &'static [Integrator] = &[Integrator::SemiImplicitEuler, Integrator::Leapfrog];
+
+    /// Velocity Verlet, the molecular-dynamics name of leapfrog
+    /// kick-drift-kick: the same integrator, the same stages.
+    pub const VELOCITY_VERLET: Integrator = Integrator::Leapfrog;
 
     /// What runs once before the first step: leapfrog needs the
     /// accelerations of the initial positions.
@@ -68,9 +75,13 @@ impl Integrator {
         }
     }
 
-    /// Parses a [`name`](Self::name).
+    /// Parses a [`name`](Self::name); `"velocity-verlet"` (and `"verlet"`)
+    /// is leapfrog.
     pub fn from_name(name: &str) -> Option<Integrator> {
-        Integrator::ALL.iter().copied().find(|i| i.name() == name)
+        match name {
+            "velocity-verlet" | "verlet" => Some(Integrator::VELOCITY_VERLET),
+            _ => Integrator::ALL.iter().copied().find(|i| i.name() == name),
+        }
     }
 
     /// A stable one-byte code for files (checkpoints).
@@ -104,6 +115,10 @@ mod tests {
             assert_eq!(Integrator::from_code(i.code()), Some(i));
         }
         assert_eq!(Integrator::from_name("rk4"), None);
+        assert_eq!(
+            Integrator::from_name("velocity-verlet"),
+            Some(Integrator::Leapfrog)
+        );
         assert_eq!(Integrator::from_code(200), None);
     }
 

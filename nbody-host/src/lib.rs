@@ -28,6 +28,7 @@
 //! | [`ic`] | seeded initial conditions |
 //! | [`snapshot`] | `.npy` snapshots, checkpoints to resume from |
 //! | [`oracle`] | the `f64` all-pairs reference every backend is tested against |
+//! | [`md`] | short-range molecular dynamics: periodic boxes, neighbour lists, thermo |
 //! | [`emulator`] | run any kernel body on CPU threads, with a race detector |
 //! | `render` | frames, animated GIFs and energy plots (feature `render`) |
 #![deny(missing_docs)]
@@ -42,6 +43,7 @@ mod error;
 mod force;
 pub mod ic;
 mod integrator;
+pub mod md;
 mod memory;
 pub mod oracle;
 // Launch plans: what the CUDA engine (feature `cuda`) and the emulator execute.
@@ -58,8 +60,9 @@ pub use config::{DEFAULT_BLOCK, Kernel, Params};
 pub use cpu::{CpuTuning, Isa};
 pub use engine::BackendKind;
 pub use error::{Error, Result};
-pub use force::{ForceLaw, Gravity};
+pub use force::{ForceLaw, Gravity, LennardJones};
 pub use integrator::Integrator;
+pub use md::{Boundary, Neighbours, Rebuild, Thermo};
 pub use simulation::{Simulation, SimulationBuilder};
 pub use snapshot::Checkpoint;
 pub use state::{Bodies, Body, Energy, Momentum, State};

@@ -11,6 +11,7 @@ use crate::engine::{BackendKind, Engine};
 use crate::error::{Error, Result};
 use crate::force::ForceLaw;
 use crate::integrator::Integrator;
+use crate::md::{Boundary, MdState, MdStats, Neighbours, Thermo};
 use crate::memory;
 use crate::snapshot::{self, Checkpoint};
 use crate::state::{Bodies, Body, Energy, Momentum, State};
@@ -25,7 +26,7 @@ use crate::state::{Bodies, Body, Energy, Momentum, State};
 /// | --- | --- |
 /// | advance | [`step`](Simulation::step), [`integrate_to`](Simulation::integrate_to) (both check every step for divergence) |
 /// | read | [`positions`](Simulation::positions), [`velocities`](Simulation::velocities), [`masses`](Simulation::masses), [`bodies`](Simulation::bodies) (borrowed), [`state`](Simulation::state) (a copy), [`accelerations`](Simulation::accelerations) |
-/// | diagnose | [`energy`](Simulation::energy), [`momentum`](Simulation::momentum), [`steps_done`](Simulation::steps_done), [`time`](Simulation::time) |
+/// | diagnose | [`energy`](Simulation::energy), [`momentum`](Simulation::momentum), [`steps_done`](Simulation::steps_done), [`time`](Simulation::time), [`thermo`](Simulation::thermo) and [`md_stats`](Simulation::md_stats) (short-range forces), [`images`](Simulation::images) (periodic box) |
 /// | change | [`add`](Simulation::add), [`extend`](Simulation::extend), [`remove`](Simulation::remove), [`try_clone`](Simulation::try_clone) |
 /// | save | [`save_npy`](Simulation::save_npy), [`save_checkpoint`](Simulation::save_checkpoint), [`ArchiveWriter::append`](crate::snapshot::ArchiveWriter::append) |
 /// | inspect | [`backend`](Simulation::backend), [`method`](Simulation::method), [`params`](Simulation::params), [`len`](Simulation::len) |
@@ -70,6 +71,8 @@ pub struct Simulation {
     mirror: OnceLock<Bodies>,
     /// The energy at `step`, computed on first use after a step.
     energy: OnceLock<Energy>,
+    /// The thermo output at `step` (short-range forces), computed on first use.
+    thermo: OnceLock<Thermo>,
 }
 
 /// Configures and builds a [`Simulation`]; every setter has a default (those
@@ -81,6 +84,13 @@ pub struct SimulationBuilder {
     pub(crate) dt: f64,
     pub(crate) softening: f64,
     pub(crate) g: f64,
+    /// A force law other than gravity, set by [`force`](Self::force).
+    pub(crate) force: Option<ForceLaw>,
+    /// Whether softening or `G` was set after such a force law.
+    pub(crate) gravity_after_force: bool,
+    pub(crate) boundary: Boundary,
+    pub(crate) neighbours: Neighbours,
+    pub(crate) md: Option<MdState>,
     pub(crate) kernel: Kernel,
     pub(crate) integrator: Integrator,
     pub(crate) backend: Backend,
@@ -95,15 +105,56 @@ impl SimulationBuilder {
         self
     }
 
-    /// Plummer softening length `eps` (finite, `>= 0`).
+    /// Plummer softening length `eps` (finite, `>= 0`) of gravity.
     pub fn softening(mut self, eps: f64) -> Self {
         self.softening = eps;
+        self.gravity_after_force = self.force.is_some();
         self
     }
 
     /// Gravitational constant `G` (finite, `> 0`).
     pub fn gravitational_constant(mut self, g: f64) -> Self {
         self.g = g;
+        self.gravity_after_force = self.force.is_some();
+        self
+    }
+
+    /// The force law, replacing gravity's softening and `G` set before
+    /// (the default is softened gravity; see [`ForceLaw`]). Setting the
+    /// softening or `G` after a force law other than gravity makes
+    /// [`build`](Self::build) fail ([`Error::InvalidCombination`]).
+    pub fn force(mut self, force: ForceLaw) -> Self {
+        match force {
+            ForceLaw::Gravity(g) => {
+                self.softening = g.softening() as f64;
+                self.g = g.g() as f64;
+                self.force = None;
+            }
+            other => self.force = Some(other),
+        }
+        self.gravity_after_force = false;
+        self
+    }
+
+    /// The space: [`Boundary::Open`] (the default) or a periodic box.
+    pub fn boundary(mut self, boundary: Boundary) -> Self {
+        self.boundary = boundary;
+        self
+    }
+
+    /// How a short-range force enumerates its pairs (default
+    /// [`Neighbours::Auto`]).
+    pub fn neighbours(mut self, neighbours: Neighbours) -> Self {
+        self.neighbours = neighbours;
+        self
+    }
+
+    /// Continues a short-range run: its image counters (one per body) and,
+    /// if recorded, where its neighbour lists were built, for a
+    /// bit-identical continuation (from [`Simulation::md_state`]; set by
+    /// [`Simulation::resume`] and [`Snapshot::builder`](crate::snapshot::Snapshot::builder)).
+    pub fn md_state(mut self, state: MdState) -> Self {
+        self.md = Some(state);
         self
     }
 
@@ -149,14 +200,24 @@ impl SimulationBuilder {
     /// Validates everything, checks the host memory the engine needs
     /// ([`Error::HostMemoryExceeded`]), and starts the backend.
     pub fn build(self) -> Result<Simulation> {
-        let force = ForceLaw::gravity(self.g, self.softening)?;
-        let params = Params::new(self.dt, force, self.kernel, self.integrator)?;
+        let force = match self.force {
+            Some(force) if self.gravity_after_force => {
+                return Err(Error::InvalidCombination(format!(
+                    "softening and G are parameters of gravity, but the force law is {force}"
+                )));
+            }
+            Some(force) => force,
+            None => ForceLaw::gravity(self.g, self.softening)?,
+        };
+        let params = Params::new(self.dt, force, self.kernel, self.integrator)?
+            .with_boundary(self.boundary, self.neighbours)?;
         Simulation::start(
             self.bodies,
             params,
             self.backend,
             self.start_step,
             self.start_time,
+            self.md,
         )
     }
 }
@@ -171,6 +232,11 @@ impl Simulation {
             dt: d.dt_f64(),
             softening: d.gravity().softening() as f64,
             g: d.gravity().g() as f64,
+            force: None,
+            gravity_after_force: false,
+            boundary: d.boundary(),
+            neighbours: d.neighbours(),
+            md: None,
             kernel: d.kernel(),
             integrator: d.integrator(),
             backend: Backend::Auto,
@@ -187,16 +253,19 @@ impl Simulation {
         backend: Backend,
         step: u64,
         time: f64,
+        md: Option<MdState>,
     ) -> Result<Simulation> {
         bodies.validate()?;
-        // Launch-shape errors (grid too large) before any device work.
-        crate::plan::Plan::new(bodies.len(), params)?;
+        if let ForceLaw::Gravity(_) = params.force() {
+            // Launch-shape errors (grid too large) before any device work.
+            crate::plan::Plan::new(bodies.len(), params)?;
+        }
         memory::check(
             bodies.len(),
             memory::ENGINE_BYTES_PER_BODY,
             "the simulation's engine",
         )?;
-        let (engine, backend) = backend::create(backend, &bodies, &params)?;
+        let (engine, backend) = backend::create(backend, &bodies, &params, md.as_ref())?;
         Ok(Simulation {
             engine: Mutex::new(engine),
             backend,
@@ -205,9 +274,14 @@ impl Simulation {
             step,
             time,
             diverged: None,
-            // The engine holds these very bits: no read-back needed.
-            mirror: OnceLock::from(bodies),
+            // The engine holds these very bits (unless it wrapped them into
+            // a periodic box): no read-back needed.
+            mirror: match params.boundary() {
+                Boundary::Open => OnceLock::from(bodies),
+                _ => OnceLock::new(),
+            },
             energy: OnceLock::new(),
+            thermo: OnceLock::new(),
         })
     }
 
@@ -258,6 +332,7 @@ impl Simulation {
         // Whatever the engine reports, its state may have moved.
         self.mirror = OnceLock::new();
         self.energy = OnceLock::new();
+        self.thermo = OnceLock::new();
         match report? {
             None => {
                 self.advance(steps);
@@ -433,7 +508,69 @@ impl Simulation {
         Ok(self.bodies()?.momentum())
     }
 
-    /// Accelerations (`G`-scaled) at the current positions, by the configured kernel.
+    /// LAMMPS's thermo output of the current state (short-range forces):
+    /// temperature, kinetic, potential and total energy per atom, pressure
+    /// from the virial ([`Thermo`]); kept until the next step. An
+    /// [`Error::Unsupported`] for gravity, whose energy is [`energy`](Self::energy).
+    ///
+    /// ```
+    /// use nbody_host::{Backend, ForceLaw, Simulation, ic};
+    ///
+    /// let (atoms, boundary) = ic::fcc_lattice(3, 0.8442, 1.44, 1)?;
+    /// let sim = Simulation::builder(atoms)
+    ///     .force(ForceLaw::lennard_jones(1.0, 1.0, 2.5, false)?)
+    ///     .boundary(boundary)
+    ///     .backend(Backend::cpu())
+    ///     .build()?;
+    /// let t = sim.thermo()?;
+    /// assert_eq!(t.atoms, 108);
+    /// assert!((t.temperature - 1.44).abs() < 1e-6 && t.pressure.is_some());
+    /// # Ok::<(), nbody_host::Error>(())
+    /// ```
+    pub fn thermo(&self) -> Result<Thermo> {
+        if let Some(thermo) = self.thermo.get() {
+            return Ok(*thermo);
+        }
+        let sums = self.engine().thermo_sums()?;
+        if !(sums.kinetic.is_finite() && sums.potential.is_finite() && sums.virial.is_finite()) {
+            return Err(Error::NonFiniteEnergy {
+                step: self.step,
+                kinetic: sums.kinetic,
+                potential: sums.potential,
+            });
+        }
+        let thermo = Thermo::from_sums(
+            self.step,
+            self.n,
+            sums.kinetic,
+            sums.potential,
+            sums.virial,
+            self.params.boundary().volume(),
+        );
+        Ok(*self.thermo.get_or_init(|| thermo))
+    }
+
+    /// The image counters in a periodic box, one per body: the unwrapped
+    /// position is `x + image * L` ([`Boundary::Periodic`]); `None` in open space.
+    pub fn images(&self) -> Result<Option<Vec<[i32; 3]>>> {
+        self.engine().images()
+    }
+
+    /// What continues this short-range run bit-identically (image counters,
+    /// where the neighbour lists were built): for
+    /// [`SimulationBuilder::md_state`]; `None` for gravity.
+    pub fn md_state(&self) -> Result<Option<MdState>> {
+        self.engine().md_state()
+    }
+
+    /// Neighbour-list builds and the time split of a short-range run on
+    /// the CPU (pair, neighbour, integrate, thermo), as LAMMPS reports them.
+    pub fn md_stats(&self) -> Option<MdStats> {
+        self.engine().md_stats()
+    }
+
+    /// Accelerations at the current positions, by the configured kernel or
+    /// enumeration: `G`-scaled for gravity, `F / m` for other force laws.
     pub fn accelerations(&self) -> Result<Vec<Vec3>> {
         self.engine().accelerations()
     }
@@ -474,7 +611,8 @@ impl Simulation {
     pub fn add(&mut self, body: Body) -> Result<()> {
         let mut bodies = self.live_bodies()?.clone();
         bodies.push(body);
-        self.restart(bodies)
+        let md = self.images_for(|images| images.push([0; 3]))?;
+        self.restart(bodies, md)
     }
 
     /// Adds all of `more` (see [`add`](Self::add)) with one restart.
@@ -483,7 +621,17 @@ impl Simulation {
         bodies.positions.extend_from_slice(&more.positions);
         bodies.velocities.extend_from_slice(&more.velocities);
         bodies.masses.extend_from_slice(&more.masses);
-        self.restart(bodies)
+        let md = self.images_for(|images| images.resize(images.len() + more.len(), [0; 3]))?;
+        self.restart(bodies, md)
+    }
+
+    /// The image counters changed by `edit` (a body added or removed: the
+    /// lists are built afresh), in a periodic box.
+    fn images_for(&self, edit: impl FnOnce(&mut Vec<[i32; 3]>)) -> Result<Option<MdState>> {
+        Ok(self.engine().images()?.map(|mut images| {
+            edit(&mut images);
+            MdState::with_images(images)
+        }))
     }
 
     /// Removes body `index` and returns it; the others keep their order
@@ -495,7 +643,10 @@ impl Simulation {
         let body = bodies
             .remove(index)
             .ok_or(Error::NoSuchBody { index, n: self.n })?;
-        self.restart(bodies)?;
+        let md = self.images_for(|images| {
+            images.remove(index);
+        })?;
+        self.restart(bodies, md)?;
         Ok(body)
     }
 
@@ -523,6 +674,7 @@ impl Simulation {
             self.backend,
             self.step,
             self.time,
+            self.md_state()?,
         )?;
         copy.diverged = self.diverged;
         Ok(copy)
@@ -539,8 +691,8 @@ impl Simulation {
 
     /// Replaces the engine by one started from `bodies`, keeping everything
     /// else; on error nothing changes.
-    fn restart(&mut self, bodies: Bodies) -> Result<()> {
-        *self = Simulation::start(bodies, self.params, self.backend, self.step, self.time)?;
+    fn restart(&mut self, bodies: Bodies, md: Option<MdState>) -> Result<()> {
+        *self = Simulation::start(bodies, self.params, self.backend, self.step, self.time, md)?;
         Ok(())
     }
 
@@ -580,9 +732,10 @@ impl Simulation {
         snapshot::save_npy(path, self.bodies()?)
     }
 
-    /// Writes a [`Checkpoint`] (state, step, time, parameters, backend)
-    /// atomically, for [`Simulation::resume`]; refuses a diverged simulation
-    /// ([`Error::NonFiniteSnapshot`]).
+    /// Writes a [`Checkpoint`] (state, step, time, parameters, backend; for
+    /// short-range forces also the image counters and where the neighbour
+    /// lists were built) atomically, for [`Simulation::resume`]; refuses a
+    /// diverged simulation ([`Error::NonFiniteSnapshot`]).
     pub fn save_checkpoint(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         self.refuse_if_diverged(path)?;
@@ -591,7 +744,7 @@ impl Simulation {
             params: self.params,
             backend: self.backend(),
         }
-        .save(path)
+        .save_with_md(path, self.md_state()?.as_ref())
     }
 
     /// A builder that continues the run saved by [`Simulation::save_checkpoint`]:
@@ -618,10 +771,18 @@ impl Simulation {
     /// # Ok::<(), nbody_host::Error>(())
     /// ```
     pub fn resume(path: impl AsRef<Path>) -> Result<SimulationBuilder> {
-        Ok(Simulation::from_checkpoint(Checkpoint::load(path)?))
+        let (checkpoint, md) = Checkpoint::load_with_md(path)?;
+        let builder = Simulation::from_checkpoint(checkpoint);
+        Ok(match md {
+            Some(md) => builder.md_state(md),
+            None => builder,
+        })
     }
 
-    /// A builder that continues from a loaded [`Checkpoint`] (see [`Simulation::resume`]).
+    /// A builder that continues from a loaded [`Checkpoint`] (see
+    /// [`Simulation::resume`]; a short-range run's image counters and lists,
+    /// which [`Checkpoint::load_with_md`] reads, go to
+    /// [`SimulationBuilder::md_state`]).
     pub fn from_checkpoint(checkpoint: Checkpoint) -> SimulationBuilder {
         Simulation::continue_from(checkpoint.state, &checkpoint.params)
     }
@@ -629,12 +790,12 @@ impl Simulation {
     /// A builder that continues from `state` with `params` (a checkpoint's
     /// or an archive record's): same bodies, step count, time and parameters.
     pub(crate) fn continue_from(state: State, params: &Params) -> SimulationBuilder {
-        let ForceLaw::Gravity(gravity) = params.force();
         // f32 -> f64 -> f32 is exact: the continued run gets the very same bits.
         Simulation::builder(state.bodies)
             .dt(params.dt_f64())
-            .softening(gravity.softening() as f64)
-            .gravitational_constant(gravity.g() as f64)
+            .force(params.force())
+            .boundary(params.boundary())
+            .neighbours(params.neighbours())
             .kernel(params.kernel())
             .integrator(params.integrator())
             .start_at(state.step, state.time)

@@ -73,3 +73,92 @@ fn cpu_results_are_bit_identical_on_1_2_3_and_5_threads() {
         }
     }
 }
+
+/// Short-range forces (Lennard-Jones in a periodic box): every enumeration
+/// gives the same bits of positions, velocities, image counters and thermo
+/// sums on 1, 2, 3 and 5 threads, through list rebuilds and reorders.
+#[test]
+fn lennard_jones_results_are_bit_identical_on_1_2_3_and_5_threads() {
+    use nbody_host::md::{CellList, Lists};
+    use nbody_host::{Boundary, ForceLaw};
+
+    let pools: Vec<(usize, rayon::ThreadPool)> = [1, 2, 3, 5]
+        .into_iter()
+        .map(|t| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(t)
+                .build()
+                .unwrap();
+            (t, pool)
+        })
+        .collect();
+    // 6^3 unit cells: 864 atoms, 3 cells per side (an odd number of
+    // layers: the half lists' wrap); 8^3: 2048 atoms, 4 per side.
+    for cells in [6, 8] {
+        let (atoms, boundary): (Bodies, Boundary) =
+            ic::fcc_lattice(cells, 0.8442, 1.44, 3).unwrap();
+        let mut enumerations = vec![nbody_host::Neighbours::AllPairs];
+        for lists in [Lists::Half, Lists::Full] {
+            let c = nbody_host::Neighbours::Cells(CellList {
+                lists,
+                ..CellList::new(0.3)
+            });
+            enumerations.extend([c, c.every(10)]);
+        }
+        for neighbours in enumerations {
+            let runs: Vec<(usize, Vec<u64>)> = pools
+                .iter()
+                .map(|(t, pool)| {
+                    let atoms = atoms.clone();
+                    let bits = pool.install(|| {
+                        let mut sim = Simulation::builder(atoms)
+                            .force(ForceLaw::lennard_jones(1.0, 1.0, 2.5, false).unwrap())
+                            .boundary(boundary)
+                            .neighbours(neighbours)
+                            .integrator(Integrator::VELOCITY_VERLET)
+                            .dt(0.005)
+                            .backend(Backend::cpu())
+                            .build()
+                            .unwrap();
+                        sim.step(30).unwrap();
+                        let state = sim.state().unwrap();
+                        let t = sim.thermo().unwrap();
+                        state
+                            .bodies
+                            .positions
+                            .iter()
+                            .chain(&state.bodies.velocities)
+                            .flat_map(|v| v.to_array())
+                            .map(|x| x.to_bits() as u64)
+                            .chain(
+                                sim.images()
+                                    .unwrap()
+                                    .unwrap()
+                                    .iter()
+                                    .flatten()
+                                    .map(|&i| i as u64),
+                            )
+                            .chain([
+                                t.potential.to_bits(),
+                                t.virial.to_bits(),
+                                t.kinetic.to_bits(),
+                            ])
+                            .collect()
+                    });
+                    (*t, bits)
+                })
+                .collect();
+            let (_, first) = &runs[0];
+            for (threads, bits) in &runs[1..] {
+                let differing = first.iter().zip(bits).filter(|(a, b)| a != b).count();
+                assert_eq!(
+                    differing,
+                    0,
+                    "{cells}^3 cells, {neighbours:?}: {threads} threads differ from 1 thread in \
+                     {differing} of {} values",
+                    first.len()
+                );
+            }
+        }
+    }
+}

@@ -10,6 +10,8 @@
 //! | `loops.rs` | the force and potential loops, generic over the vector type, and their per-ISA entry points |
 //! | `schedule.rs` | the Newton's-third-law schedule: blocks, tiles, rounds |
 //! | `engine.rs` | `CpuEngine`: state, integrator stages, which loop runs |
+//! | `lanes.rs` | index vectors, gathers, scatters and masks for the neighbour-list loops |
+//! | `md/` | `MdEngine`: short-range forces (Lennard-Jones) through cell and Verlet lists |
 //!
 //! Two loops compute the forces, and [`Simulation::method`](crate::Simulation::method)
 //! says which ran: the **all-pairs** loop (i-bodies in SIMD lanes, j-bodies
@@ -34,12 +36,15 @@
 
 mod engine;
 mod isa;
+mod lanes;
 mod loops;
+mod md;
 mod schedule;
 mod simd;
 
 pub(crate) use engine::CpuEngine;
 pub use isa::Isa;
+pub(crate) use md::MdEngine;
 
 /// Instruction set and blocking of the CPU backend.
 ///

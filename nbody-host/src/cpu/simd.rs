@@ -212,12 +212,36 @@ mod x86 {
         fn with(self, v: __m512) -> F32x16 {
             F32x16 { v, cap: self.cap }
         }
+
+        /// The register, for the extensions in `super::super::lanes`.
+        #[inline(always)]
+        pub(crate) fn raw(self) -> __m512 {
+            self.v
+        }
+
+        /// A vector from a register, with the proof that the CPU has AVX-512F.
+        #[inline(always)]
+        pub(crate) fn from_raw(cap: HasAvx512, v: __m512) -> F32x16 {
+            F32x16 { v, cap }
+        }
     }
 
     impl F32x8 {
         #[inline(always)]
         fn with(self, v: __m256) -> F32x8 {
             F32x8 { v, cap: self.cap }
+        }
+
+        /// The register, for the extensions in `super::super::lanes`.
+        #[inline(always)]
+        pub(crate) fn raw(self) -> __m256 {
+            self.v
+        }
+
+        /// A vector from a register, with the proof that the CPU has AVX2 and FMA.
+        #[inline(always)]
+        pub(crate) fn from_raw(cap: HasAvx2Fma, v: __m256) -> F32x8 {
+            F32x8 { v, cap }
         }
     }
 
@@ -513,6 +537,18 @@ mod arm {
         #[inline(always)]
         fn with(self, v: float32x4_t) -> F32x4 {
             F32x4 { v, cap: self.cap }
+        }
+
+        /// The register, for the extensions in `super::super::lanes`.
+        #[inline(always)]
+        pub(crate) fn raw(self) -> float32x4_t {
+            self.v
+        }
+
+        /// A vector from a register, with the proof that the CPU has NEON.
+        #[inline(always)]
+        pub(crate) fn from_raw(cap: HasNeon, v: float32x4_t) -> F32x4 {
+            F32x4 { v, cap }
         }
     }
 

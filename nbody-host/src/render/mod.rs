@@ -44,7 +44,7 @@ mod splat;
 pub use camera::{Camera, Projection};
 pub use gif_writer::GifWriter;
 pub use image::Image;
-pub use plot::{Bar, EnergySeries, bar_chart, energy_plot};
+pub use plot::{Bar, EnergySeries, bar_chart, energy_plot, line_plot};
 pub use recorder::Recorder;
 pub use splat::{Frame, Renderer};
 

@@ -1,6 +1,7 @@
 //! Plots drawn with plotters into PNG files: [`energy_plot`] (energy error
-//! against time) and [`bar_chart`], sharing one canvas-to-PNG helper, the
-//! embedded font and the line colours.
+//! against time), [`line_plot`] (any quantities against time, linear axes)
+//! and [`bar_chart`], sharing one canvas-to-PNG helper, the embedded font
+//! and the line colours.
 
 use std::path::Path;
 
@@ -49,7 +50,8 @@ fn draw_png(
     Image { width, height, rgb }.save_png(path)
 }
 
-/// One line of an [`energy_plot`]: a label and `(time, relative error)` points.
+/// One line of an [`energy_plot`] (a label and `(time, relative error)`
+/// points) or of a [`line_plot`] (`(x, y)` points).
 #[derive(Clone, Debug, PartialEq)]
 pub struct EnergySeries {
     /// Legend text.
@@ -72,12 +74,14 @@ fn register_font() {
 }
 
 /// Line colours of successive series (colour-blind safe: blue, orange, green, ...).
-const SERIES_COLOURS: [(u8, u8, u8); 5] = [
+const SERIES_COLOURS: [(u8, u8, u8); 7] = [
     (0, 114, 178),
     (213, 94, 0),
     (0, 158, 115),
     (204, 121, 167),
     (86, 180, 233),
+    (230, 159, 0),
+    (0, 0, 0),
 ];
 
 /// Plots relative energy error against time, log `y`, to a PNG of
@@ -176,6 +180,92 @@ pub fn energy_plot(
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .position(SeriesLabelPosition::LowerRight)
+            .draw()
+            .map_err(|e| e.to_string())?;
+        Ok(())
+    })
+}
+
+/// Plots `series` (`(x, y)` points, lines in order, colours by
+/// position) on linear axes labelled `x_desc` and `y_desc`, to a PNG of
+/// `width` x `height` pixels (written atomically); series whose label ends
+/// in `" (dashed)"` are drawn dashed, without that suffix in the legend.
+/// Non-finite points are an error.
+pub fn line_plot(
+    path: impl AsRef<Path>,
+    title: &str,
+    (x_desc, y_desc): (&str, &str),
+    series: &[EnergySeries],
+    (width, height): (u32, u32),
+) -> Result<()> {
+    use plotters::prelude::*;
+
+    let path = path.as_ref();
+    check_plot_size(width, height)?;
+    let all: Vec<(f64, f64)> = series
+        .iter()
+        .flat_map(|s| s.points.iter().copied())
+        .collect();
+    if all.is_empty() {
+        return Err(invalid(
+            "series",
+            series.len(),
+            "a plot needs at least one point",
+        ));
+    }
+    if let Some(p) = all.iter().find(|(x, y)| !(x.is_finite() && y.is_finite())) {
+        return Err(invalid(
+            "line plot point",
+            format!("{p:?}"),
+            "must be finite",
+        ));
+    }
+    let range = |get: fn(&(f64, f64)) -> f64| {
+        let lo = all.iter().map(get).fold(f64::INFINITY, f64::min);
+        let hi = all.iter().map(get).fold(f64::NEG_INFINITY, f64::max);
+        let pad = 0.05 * (hi - lo).max(1e-12 * hi.abs().max(1.0));
+        (lo - pad)..(hi + pad)
+    };
+    let (xs, ys) = (range(|p| p.0), range(|p| p.1));
+    draw_png(path, (width, height), |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, ("sans-serif", 22))
+            .margin(14)
+            .x_label_area_size(48)
+            .y_label_area_size(70)
+            .build_cartesian_2d(xs, ys)
+            .map_err(|e| e.to_string())?;
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .label_style(("sans-serif", 15))
+            .axis_desc_style(("sans-serif", 18))
+            .draw()
+            .map_err(|e| e.to_string())?;
+        for (k, s) in series.iter().enumerate() {
+            let (r, g, b) = SERIES_COLOURS[k % SERIES_COLOURS.len()];
+            let (label, dashed) = match s.label.strip_suffix(" (dashed)") {
+                Some(label) => (label, true),
+                None => (s.label.as_str(), false),
+            };
+            let style = RGBColor(r, g, b).stroke_width(2);
+            let drawn = if dashed {
+                chart.draw_series(DashedLineSeries::new(s.points.iter().copied(), 6, 4, style))
+            } else {
+                chart.draw_series(LineSeries::new(s.points.iter().copied(), style))
+            };
+            drawn
+                .map_err(|e| e.to_string())?
+                .label(label)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], style));
+        }
+        chart
+            .configure_series_labels()
+            .label_font(("sans-serif", 16))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::MiddleRight)
             .draw()
             .map_err(|e| e.to_string())?;
         Ok(())

@@ -2,12 +2,12 @@
 //! SimulationArchive), each record with its step, time, parameters and a
 //! CRC32, read back by index or by time.
 //!
-//! # Format (version 1, little-endian)
+//! # Format (version 2, little-endian)
 //!
 //! | bytes | what |
 //! | --- | --- |
 //! | 8 | magic `NBODYARC` |
-//! | 4 | format version, `u32` (1) |
+//! | 4 | format version, `u32` (2; version 1 files, which hold gravity runs only, are read too) |
 //! | 4 | header length `H`, `u32`: the first record starts at byte `H` (32 now) |
 //! | `H - 20` | reserved, zero |
 //! | 4 | CRC32 of the header's first `H - 4` bytes |
@@ -34,9 +34,11 @@
 //! | `L - 4` | 4 | CRC32 (IEEE, as zlib's `crc32`) of the record's first `L - 4` bytes |
 //!
 //! Sections are how a record grows without breaking old readers, which skip
-//! tags they do not know: a periodic box and per-body integer image
-//! counters (short-range molecular dynamics) would be two of them. This
-//! version writes none and reads past any.
+//! tags they do not know. Version 2 writes, for short-range runs, the
+//! Lennard-Jones parameters, the periodic box, the enumeration, the image
+//! counters and where the neighbour lists were built (tags `LJ12`, `PBOX`,
+//! `NBRS`, `IMGS`, `NREF`: `super::sections`); gravity records have none,
+//! and are what version 1 wrote. Readers skip tags they do not know.
 //!
 //! `N` may change from record to record ([`Simulation::add`](crate::Simulation::add)).
 //! Steps strictly increase along the file. A record cut short (a run killed
@@ -56,17 +58,19 @@ use glam::Vec3;
 use gpu_kernels::shape::MAX_BODIES;
 
 use super::atomic_write::resolve_target;
-use super::checkpoint::Reader;
+use super::reader::Reader;
+use super::sections;
 use super::{check_writable_state, invalid, push_rows, write_atomically};
 use crate::config::{Kernel, Params};
 use crate::error::{Error, Result};
 use crate::force::ForceLaw;
 use crate::integrator::Integrator;
+use crate::md::MdState;
 use crate::simulation::{Simulation, SimulationBuilder};
 use crate::state::{Bodies, State};
 
 const MAGIC: &[u8; 8] = b"NBODYARC";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 /// Bytes of the file header this version writes.
 const HEADER_LEN: u32 = 32;
 /// The longest file header a reader accepts (later versions may write
@@ -99,15 +103,22 @@ pub struct RecordInfo {
 pub struct Snapshot {
     /// Bodies (exact bits), time and step count.
     pub state: State,
-    /// Time step (`f64` as given), softening, `G`, kernel and integrator.
+    /// Time step (`f64` as given), force law, kernel, integrator, box and
+    /// enumeration.
     pub params: Params,
+    /// A short-range run's image counters and neighbour-list origin.
+    pub md: Option<MdState>,
 }
 
 impl Snapshot {
     /// A builder that continues the run from this snapshot, as
-    /// [`Simulation::from_checkpoint`] does from a checkpoint.
+    /// [`Simulation::resume`] does from a checkpoint.
     pub fn builder(self) -> SimulationBuilder {
-        Simulation::continue_from(self.state, &self.params)
+        let builder = Simulation::continue_from(self.state, &self.params);
+        match self.md {
+            Some(md) => builder.md_state(md),
+            None => builder,
+        }
     }
 }
 
@@ -339,11 +350,20 @@ impl ArchiveWriter {
     /// diverged state ([`Error::NonFiniteSnapshot`]) and a step not after
     /// the last record's ([`Error::Unsupported`]).
     pub fn append(&mut self, sim: &Simulation) -> Result<()> {
-        self.append_state(&sim.state()?, sim.params())
+        self.append_record(&sim.state()?, sim.params(), sim.md_state()?.as_ref())
     }
 
     /// Appends a state with its parameters (see [`append`](Self::append)).
     pub fn append_state(&mut self, state: &State, params: &Params) -> Result<()> {
+        self.append_record(state, params, None)
+    }
+
+    fn append_record(
+        &mut self,
+        state: &State,
+        params: &Params,
+        md: Option<&MdState>,
+    ) -> Result<()> {
         check_writable_state(&self.path, &state.bodies)?;
         if let Some((step, _)) = self.last
             && state.step <= step
@@ -354,7 +374,7 @@ impl ArchiveWriter {
                 state.step
             )));
         }
-        let record = encode_record(state, params);
+        let record = encode_record(state, params, md);
         let written = self
             .file
             .write_all(&record)
@@ -409,9 +429,9 @@ fn scan(path: &Path, file: &mut File) -> Result<(Vec<RecordInfo>, u64)> {
         )));
     }
     let version = u32::from_le_bytes(head[8..12].try_into().expect("4 bytes"));
-    if version != VERSION {
+    if !(1..=VERSION).contains(&version) {
         return Err(bad(format!(
-            "version {version} is not supported (this build reads version {VERSION})"
+            "version {version} is not supported (this build reads versions 1 to {VERSION})"
         )));
     }
     let header_len = u32::from_le_bytes(head[12..16].try_into().expect("4 bytes")) as u64;
@@ -508,10 +528,12 @@ fn decode_head(bytes: &[u8]) -> std::result::Result<Head, String> {
     })
 }
 
-fn encode_record(state: &State, params: &Params) -> Vec<u8> {
+fn encode_record(state: &State, params: &Params, md: Option<&MdState>) -> Vec<u8> {
     let bodies = &state.bodies;
     let n = bodies.len() as u64;
-    let len = RECORD_HEAD + n * BODY_BYTES + 4;
+    let md = md.filter(|md| md.images.is_empty() || md.images.len() == bodies.len());
+    let extra = sections::encode(params, md);
+    let len = RECORD_HEAD + n * BODY_BYTES + extra.len() as u64 + 4;
     let gravity = params.gravity();
     let mut b = Vec::with_capacity(len as usize);
     b.extend_from_slice(RECORD_TAG);
@@ -533,6 +555,7 @@ fn encode_record(state: &State, params: &Params) -> Vec<u8> {
     b.extend_from_slice(&params.kernel().block().to_le_bytes());
     debug_assert_eq!(b.len() as u64, RECORD_HEAD);
     push_rows(&mut b, bodies);
+    b.extend_from_slice(&extra);
     let crc = crc32fast::hash(&b);
     b.extend_from_slice(&crc.to_le_bytes());
     b
@@ -566,7 +589,7 @@ fn decode_record(bytes: &[u8]) -> std::result::Result<Snapshot, String> {
         .ok_or_else(|| format!("unknown kernel code {kernel_code}"))?;
     let integrator = Integrator::from_code(integrator_code)
         .ok_or_else(|| format!("unknown integrator code {integrator_code}"))?;
-    let params = ForceLaw::gravity(g as f64, softening as f64)
+    let header = ForceLaw::gravity(g as f64, softening as f64)
         .and_then(|force| Params::new(dt, force, kernel, integrator))
         .map_err(|e| e.to_string())?;
     let n = head.n;
@@ -581,18 +604,10 @@ fn decode_record(bytes: &[u8]) -> std::result::Result<Snapshot, String> {
         bodies.velocities.push(Vec3::new(row[3], row[4], row[5]));
         bodies.masses.push(row[6]);
     }
-    // Sections this version does not know are skipped; their frame is checked.
-    let mut at = RECORD_HEAD as usize + n * BODY_BYTES as usize;
-    while at < body.len() {
-        let frame = body
-            .get(at..at + 8)
-            .ok_or_else(|| format!("a section header cut short at byte {at}"))?;
-        let len = u32::from_le_bytes(frame[4..8].try_into().expect("4 bytes")) as usize;
-        at = at
-            .checked_add(8 + len)
-            .filter(|&end| end <= body.len())
-            .ok_or_else(|| format!("section {:?} overruns the record", &frame[..4]))?;
-    }
+    // The sections: what this version knows is read, the rest skipped.
+    let at = RECORD_HEAD as usize + n * BODY_BYTES as usize;
+    let extra = sections::decode(&body[at..], n)?;
+    let params = extra.params(header).map_err(|e| e.to_string())?;
     bodies
         .validate()
         .map_err(|e| format!("{e} (row = body index)"))?;
@@ -603,5 +618,6 @@ fn decode_record(bytes: &[u8]) -> std::result::Result<Snapshot, String> {
             step: head.step,
         },
         params,
+        md: extra.md_state(),
     })
 }

@@ -6,6 +6,8 @@ use std::path::Path;
 use glam::Vec3;
 use gpu_kernels::shape::MAX_BODIES;
 
+use super::reader::Reader;
+use super::sections;
 use super::{check_writable_state, invalid, read_file, write_atomically};
 use crate::config::{Kernel, Params};
 use crate::cpu::Isa;
@@ -13,6 +15,7 @@ use crate::engine::BackendKind;
 use crate::error::Result;
 use crate::force::ForceLaw;
 use crate::integrator::Integrator;
+use crate::md::MdState;
 use crate::state::{Bodies, State};
 
 /// Everything needed to continue a simulation exactly where it stopped: the
@@ -22,6 +25,12 @@ use crate::state::{Bodies, State};
 /// everything before it). Resuming on the same backend with the same
 /// parameters continues bit-identically to an uninterrupted run
 /// ([`Simulation::resume`](crate::Simulation::resume)).
+///
+/// A short-range run's file also holds its force law, box and enumeration
+/// (in [`params`](Self::params)) and its [`MdState`] (image counters, where
+/// the neighbour lists were built), which this struct does not carry:
+/// [`Checkpoint::save_with_md`] writes and [`Checkpoint::load_with_md`]
+/// reads it; `Simulation::save_checkpoint` and `Simulation::resume` do both.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Checkpoint {
     /// Bodies, time and step count.
@@ -34,10 +43,13 @@ pub struct Checkpoint {
 }
 
 const CKPT_MAGIC: &[u8; 8] = b"NBODYCKP";
-/// Version 3 adds the time step in `f64` after the backend record (what the
+/// Version 4 adds, after the `f64` time step, the byte length of optional
+/// sections that follow the bodies (`super::sections`: Lennard-Jones, the
+/// periodic box, the enumeration, image counters, the lists' origin);
+/// version 3 the time step in `f64` after the backend record (what the
 /// simulated time advances by); version 2 stores the backend as data
-/// ([`encode_backend`]); version 1 its display form. All three are read.
-const CKPT_VERSION: u32 = 3;
+/// ([`encode_backend`]); version 1 its display form. All four are read.
+const CKPT_VERSION: u32 = 4;
 /// Bytes before the backend record: magic, version, n, step, time, dt,
 /// softening, G, kernel, block, integrator, record length.
 const CKPT_FIXED: usize = 8 + 4 + 8 + 8 + 8 + 4 + 4 + 4 + 1 + 4 + 1 + 1;
@@ -94,6 +106,12 @@ impl Checkpoint {
     /// Writes the checkpoint atomically. Refuses a non-finite state
     /// ([`Error::NonFiniteSnapshot`](crate::Error::NonFiniteSnapshot)), invalid bodies or parameters.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
+        self.save_with_md(path, None)
+    }
+
+    /// [`save`](Self::save), with a short-range run's image counters and
+    /// neighbour-list origin ([`Simulation::md_state`](crate::Simulation::md_state)).
+    pub fn save_with_md(&self, path: impl AsRef<Path>, md: Option<&MdState>) -> Result<()> {
         let path = path.as_ref();
         let bodies = &self.state.bodies;
         check_writable_state(path, bodies)?;
@@ -102,7 +120,11 @@ impl Checkpoint {
         // At most 255 bytes, cut at a character boundary: the name is informational.
         let name = encode_backend(&self.backend);
         let n = bodies.len();
-        let mut b = Vec::with_capacity(CKPT_FIXED + name.len() + 8 + n * 28 + 4);
+        let extra = sections::encode(
+            p,
+            md.filter(|md| md.images.len() == n || md.images.is_empty()),
+        );
+        let mut b = Vec::with_capacity(CKPT_FIXED + name.len() + 12 + n * 28 + extra.len() + 4);
         b.extend_from_slice(CKPT_MAGIC);
         b.extend_from_slice(&CKPT_VERSION.to_le_bytes());
         b.extend_from_slice(&(n as u64).to_le_bytes());
@@ -117,6 +139,7 @@ impl Checkpoint {
         b.push(name.len() as u8);
         b.extend_from_slice(&name);
         b.extend_from_slice(&p.dt_f64().to_le_bytes());
+        b.extend_from_slice(&(extra.len() as u32).to_le_bytes());
         for v in bodies.positions.iter().chain(&bodies.velocities) {
             for x in v.to_array() {
                 b.extend_from_slice(&x.to_le_bytes());
@@ -125,6 +148,7 @@ impl Checkpoint {
         for m in &bodies.masses {
             b.extend_from_slice(&m.to_le_bytes());
         }
+        b.extend_from_slice(&extra);
         let crc = crc32fast::hash(&b);
         b.extend_from_slice(&crc.to_le_bytes());
         write_atomically(path, &b)
@@ -133,6 +157,12 @@ impl Checkpoint {
     /// Reads and fully validates a checkpoint: magic, version, size, CRC32,
     /// parameters and bodies. Any defect is an [`Error::InvalidFile`](crate::Error::InvalidFile).
     pub fn load(path: impl AsRef<Path>) -> Result<Checkpoint> {
+        Ok(Checkpoint::load_with_md(path)?.0)
+    }
+
+    /// [`load`](Self::load), and a short-range run's [`MdState`] if the
+    /// file holds one.
+    pub fn load_with_md(path: impl AsRef<Path>) -> Result<(Checkpoint, Option<MdState>)> {
         let path = path.as_ref();
         let bytes = read_file(path)?;
         let bad = |reason: String| invalid(path, "checkpoint", reason);
@@ -148,10 +178,7 @@ impl Checkpoint {
                 bytes.len()
             )));
         }
-        let mut r = Reader {
-            bytes: &bytes,
-            at: 8,
-        };
+        let mut r = Reader::new(&bytes, 8);
         let version = r.u32();
         if !(1..=CKPT_VERSION).contains(&version) {
             return Err(bad(format!(
@@ -167,8 +194,24 @@ impl Checkpoint {
         let n = n as usize;
         let name_len = bytes[CKPT_FIXED - 1] as usize;
         let dt64_len = if version >= 3 { 8 } else { 0 };
+        // Version 4: the sections' length, right after the f64 time step.
+        let sections_len = match version {
+            4.. => {
+                let at = CKPT_FIXED + name_len + dt64_len;
+                bytes
+                    .get(at..at + 4)
+                    .map(|w| 4 + u32::from_le_bytes(w.try_into().expect("4 bytes")) as u64)
+                    .ok_or_else(|| {
+                        bad(format!(
+                            "truncated: {} bytes, shorter than its header",
+                            bytes.len()
+                        ))
+                    })?
+            }
+            _ => 0,
+        };
         // In u64: no overflow for any n <= 2^30, whatever the pointer width.
-        let expected = (CKPT_FIXED + name_len + dt64_len + 4) as u64 + n as u64 * 28;
+        let expected = (CKPT_FIXED + name_len + dt64_len + 4) as u64 + n as u64 * 28 + sections_len;
         if bytes.len() as u64 != expected {
             let what = if (bytes.len() as u64) < expected {
                 "truncated"
@@ -211,7 +254,10 @@ impl Checkpoint {
         } else {
             dt as f64
         };
-        let params = ForceLaw::gravity(g as f64, softening as f64)
+        if version >= 4 {
+            r.u32(); // the sections' length, read above
+        }
+        let header = ForceLaw::gravity(g as f64, softening as f64)
             .and_then(|force| Params::new(dt64, force, kernel, integrator))
             .map_err(|e| bad(e.to_string()))?;
         let mut vec3s = |count: usize| -> Vec<Vec3> {
@@ -228,42 +274,17 @@ impl Checkpoint {
             masses,
         };
         bodies.validate().map_err(|e| bad(e.to_string()))?;
-        Ok(Checkpoint {
-            state: State { bodies, time, step },
-            params,
-            backend,
-        })
-    }
-}
-
-/// Little-endian reads from a buffer whose length was checked beforehand
-/// (checkpoints and archive records).
-pub(super) struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    /// Reads `bytes` from offset `at` on.
-    pub(super) fn new(bytes: &'a [u8], at: usize) -> Reader<'a> {
-        Reader { bytes, at }
-    }
-    pub(super) fn take(&mut self, k: usize) -> &'a [u8] {
-        let s = &self.bytes[self.at..self.at + k];
-        self.at += k;
-        s
-    }
-    pub(super) fn u8(&mut self) -> u8 {
-        self.take(1)[0]
-    }
-    pub(super) fn u32(&mut self) -> u32 {
-        u32::from_le_bytes(self.take(4).try_into().expect("4 bytes"))
-    }
-    pub(super) fn u64(&mut self) -> u64 {
-        u64::from_le_bytes(self.take(8).try_into().expect("8 bytes"))
-    }
-    pub(super) fn f32(&mut self) -> f32 {
-        f32::from_bits(self.u32())
+        let extra =
+            sections::decode(r.take(sections_len.saturating_sub(4) as usize), n).map_err(bad)?;
+        let params = extra.params(header).map_err(|e| bad(e.to_string()))?;
+        Ok((
+            Checkpoint {
+                state: State { bodies, time, step },
+                params,
+                backend,
+            },
+            extra.md_state(),
+        ))
     }
 }
 

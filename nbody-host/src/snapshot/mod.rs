@@ -28,8 +28,10 @@
 //! ```
 //!
 //! The parts: `npy.rs` (the `.npy` format), `checkpoint.rs` (the checkpoint
-//! format) and `atomic_write.rs` (the atomic write every file of the library
-//! goes through, the render module's pictures included).
+//! format), `archive.rs` (the archive), `sections.rs` (what short-range runs
+//! add to checkpoints and archive records), `reader.rs` (the little-endian
+//! reader they share) and `atomic_write.rs` (the atomic write every file of
+//! the library goes through, the render module's pictures included).
 
 use std::path::Path;
 
@@ -40,6 +42,8 @@ mod archive;
 mod atomic_write;
 mod checkpoint;
 mod npy;
+mod reader;
+mod sections;
 
 pub use archive::{Archive, ArchiveWriter, RecordInfo, Snapshot};
 #[cfg(feature = "render")]

@@ -1,0 +1,783 @@
+//! The Lennard-Jones loops of the CPU backend, generic over the vector type
+//! ([`Lanes`]) and instantiated per instruction set inside
+//! `#[target_feature]` entry points, as the gravity loops are
+//! (`super::super::loops`).
+//!
+//! (One coherent thing, kept in one file although long: the loops share
+//! the pair arithmetic and are instantiated together per instruction set.)
+//!
+//! # Verlet lists ([`MdLoops::list_forces`], [`MdLoops::list_energy`])
+//! One task (a z-layer of cells, see `super::build`) takes its i-bodies in
+//! turn. The neighbours `j` of each (indices into `pos`, padded to whole
+//! vectors with `i` itself, which the mask drops) are taken `LANES` at a
+//! time: positions gathered, `d = x_i - x_j` by the minimum image
+//! (`d -= L round(d / L)`), `r^2`, `1 / r^2` from the hardware reciprocal and
+//! one Newton step, LAMMPS's `fpair = r^-6 (lj1 r^-6 - lj2) / r^2`, zero
+//! beyond the cutoff; `F_i += fpair d` in registers. With **half lists**
+//! (Newton's third law, each pair once) `pos` is the task's *window* (its
+//! bodies, then those its lists reach) and the reaction `F_j -= fpair d` is
+//! gathered, subtracted and scattered into the window's force buffer (the
+//! `j` of one vector are distinct, so no two lanes collide, except padding
+//! lanes, which write back the value they read). With **full lists** (each
+//! pair from both ends, no reaction) `pos` is every body. Every sum runs in
+//! list order: the result depends on the lists, never on the thread count.
+//!
+//! # Building lists ([`MdLoops::cell_lists`])
+//! The candidates of a cell's bodies, runs of consecutive cells of its
+//! stencil (contiguous in memory), are tested `LANES` at a time against
+//! `r_list^2`, and the indices within range appended in order.
+//!
+//! # All pairs ([`MdLoops::full_forces`], [`MdLoops::full_energy`])
+//! For [`Neighbours::AllPairs`](crate::Neighbours::AllPairs): each i against
+//! every `j != i`, contiguous loads, no third law (each body's sum is its
+//! own, in `j` order), for small systems and as the plain reference.
+//!
+//! # Energy and virial
+//! `u = r^-6 (lj3 r^-6 - lj4) - offset` and `fpair r^2` per pair in `f32`,
+//! accumulated in `f64` lanes (as the gravity potential is).
+
+use gpu_kernels::interaction::Vec3;
+
+use super::super::isa::{Isa, Supported};
+use super::super::lanes::Lanes;
+
+/// What the loops need of the force law and the box, as `f32`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PairConsts {
+    /// `48 eps sigma^12`.
+    pub lj1: f32,
+    /// `24 eps sigma^6`.
+    pub lj2: f32,
+    /// `4 eps sigma^12`.
+    pub lj3: f32,
+    /// `4 eps sigma^6`.
+    pub lj4: f32,
+    /// `u(r_c)` when shifted, else 0.
+    pub offset: f32,
+    /// `r_c^2`.
+    pub cutoff2: f32,
+    /// Box lengths (unused in open space).
+    pub lengths: [f32; 3],
+    /// `1 / L` per axis.
+    pub inv_lengths: [f32; 3],
+}
+
+/// Positions of a window of bodies (equal lengths).
+#[derive(Clone, Copy)]
+pub(crate) struct Pos<'a> {
+    /// x.
+    pub x: &'a [f32],
+    /// y.
+    pub y: &'a [f32],
+    /// z.
+    pub z: &'a [f32],
+}
+
+/// Forces on a window of bodies (equal lengths).
+pub(crate) struct Forces<'a> {
+    /// x.
+    pub x: &'a mut [f32],
+    /// y.
+    pub y: &'a mut [f32],
+    /// z.
+    pub z: &'a mut [f32],
+}
+
+/// One task's lists: the neighbours of its i-body `i`, which is
+/// `pos[first + i]`, are `pos[j[offsets[i]..offsets[i + 1]]]`, a whole
+/// number of vectors, padded with `first + i`.
+#[derive(Clone, Copy)]
+pub(crate) struct List<'a> {
+    /// Where the task's i-bodies start in `pos`.
+    pub first: usize,
+    /// `n_i + 1` offsets into `j`.
+    pub offsets: &'a [u32],
+    /// Indices into `pos`.
+    pub j: &'a [u32],
+}
+
+/// The constants of a loop, in vectors.
+struct Splat<V> {
+    lj1: V,
+    lj2: V,
+    lj3: V,
+    lj4: V,
+    offset: V,
+    cutoff2: V,
+    l: [V; 3],
+    inv_l: [V; 3],
+}
+
+impl<V: Lanes> Splat<V> {
+    #[inline(always)]
+    fn new(cap: V::Cap, c: &PairConsts) -> Splat<V> {
+        let s = |v| V::splat(cap, v);
+        Splat {
+            lj1: s(c.lj1),
+            lj2: s(c.lj2),
+            lj3: s(c.lj3),
+            lj4: s(c.lj4),
+            offset: s(c.offset),
+            cutoff2: s(c.cutoff2),
+            l: c.lengths.map(s),
+            inv_l: c.inv_lengths.map(s),
+        }
+    }
+}
+
+/// `d = x_i - x_j` (the minimum image if `PERIODIC`) and `|d|^2`.
+#[inline(always)]
+fn separation<V: Lanes, const PERIODIC: bool>(
+    xi: &[V; 3],
+    xj: [V; 3],
+    k: &Splat<V>,
+) -> (Vec3<V>, V) {
+    let mut d = [xi[0] - xj[0], xi[1] - xj[1], xi[2] - xj[2]];
+    if PERIODIC {
+        for ((d, l), inv_l) in d.iter_mut().zip(&k.l).zip(&k.inv_l) {
+            // d - L round(d / L), one rounding in the FMA.
+            *d = (*d * *inv_l).round_even().neg_mul_add(*l, *d);
+        }
+    }
+    let r2 = d[2].mul_add(d[2], d[1].mul_add(d[1], d[0] * d[0]));
+    (
+        Vec3 {
+            x: d[0],
+            y: d[1],
+            z: d[2],
+        },
+        r2,
+    )
+}
+
+/// `1 / r^2` and `r^-6`.
+#[inline(always)]
+fn inverse_powers<V: Lanes>(r2: V) -> (V, V) {
+    let r2i = r2.recip();
+    (r2i, r2i * r2i * r2i)
+}
+
+/// `fpair = r^-6 (lj1 r^-6 - lj2) / r^2` where `mask`, else 0.
+#[inline(always)]
+fn fpair<V: Lanes>(r2i: V, r6i: V, k: &Splat<V>, mask: V::Mask) -> V {
+    let force_lj = r6i * r6i.mul_add(k.lj1, -k.lj2);
+    (force_lj * r2i).zero_unless(mask)
+}
+
+/// `u = r^-6 (lj3 r^-6 - lj4) - offset` where `mask`, else 0.
+#[inline(always)]
+fn pair_energy<V: Lanes>(r6i: V, k: &Splat<V>, mask: V::Mask) -> V {
+    (r6i * r6i.mul_add(k.lj3, -k.lj4) - k.offset).zero_unless(mask)
+}
+
+#[inline(always)]
+fn body<V: Lanes>(cap: V::Cap, pos: &Pos<'_>, i: usize) -> [V; 3] {
+    [
+        V::splat(cap, pos.x[i]),
+        V::splat(cap, pos.y[i]),
+        V::splat(cap, pos.z[i]),
+    ]
+}
+
+/// Adds to `f` the forces of the pairs of `list` (see the module
+/// documentation): on the i-bodies, `f[i]`, and with `REACT` (half lists)
+/// the reactions, `f[j]` (then `f` is indexed like `pos`, `first = 0`).
+#[inline(always)]
+fn list_forces_body<V: Lanes, const PERIODIC: bool, const REACT: bool>(
+    cap: V::Cap,
+    pos: Pos<'_>,
+    f: &mut Forces<'_>,
+    list: List<'_>,
+    c: &PairConsts,
+) {
+    let k = Splat::<V>::new(cap, c);
+    let bound = pos.x.len() as u32;
+    let zero = V::splat(cap, 0.0);
+    for (i, w) in list.offsets.windows(2).enumerate() {
+        let me = list.first + i;
+        let xi = body::<V>(cap, &pos, me);
+        let mut fi = Vec3::splat(zero);
+        let mut at = w[0] as usize;
+        while at < w[1] as usize {
+            let idx = V::load_idx(cap, &list.j[at..], bound);
+            let xj = [
+                V::gather(cap, pos.x, idx),
+                V::gather(cap, pos.y, idx),
+                V::gather(cap, pos.z, idx),
+            ];
+            let (d, r2) = separation::<V, PERIODIC>(&xi, xj, &k);
+            let mask = r2.lt_and(k.cutoff2, V::valid(idx, me as u32, bound));
+            let (r2i, r6i) = inverse_powers(r2);
+            let fp = fpair(r2i, r6i, &k, mask);
+            fi = Vec3 {
+                x: d.x.mul_add(fp, fi.x),
+                y: d.y.mul_add(fp, fi.y),
+                z: d.z.mul_add(fp, fi.z),
+            };
+            if REACT {
+                let fj = [
+                    d.x.neg_mul_add(fp, V::gather(cap, f.x, idx)),
+                    d.y.neg_mul_add(fp, V::gather(cap, f.y, idx)),
+                    d.z.neg_mul_add(fp, V::gather(cap, f.z, idx)),
+                ];
+                fj[0].scatter(f.x, idx);
+                fj[1].scatter(f.y, idx);
+                fj[2].scatter(f.z, idx);
+            }
+            at += V::LANES;
+        }
+        f.x[i] += fi.x.sum();
+        f.y[i] += fi.y.sum();
+        f.z[i] += fi.z.sum();
+    }
+}
+
+/// `(U, W)` summed over the entries of `list` (each pair once with half
+/// lists, twice with full lists), in `f64`.
+#[inline(always)]
+fn list_energy_body<V: Lanes, const PERIODIC: bool>(
+    cap: V::Cap,
+    pos: Pos<'_>,
+    list: List<'_>,
+    c: &PairConsts,
+) -> (f64, f64) {
+    let k = Splat::<V>::new(cap, c);
+    let bound = pos.x.len() as u32;
+    let (mut eu, mut ew) = (V::wide_zero(cap), V::wide_zero(cap));
+    for (i, w) in list.offsets.windows(2).enumerate() {
+        let me = list.first + i;
+        let xi = body::<V>(cap, &pos, me);
+        let mut at = w[0] as usize;
+        while at < w[1] as usize {
+            let idx = V::load_idx(cap, &list.j[at..], bound);
+            let xj = [
+                V::gather(cap, pos.x, idx),
+                V::gather(cap, pos.y, idx),
+                V::gather(cap, pos.z, idx),
+            ];
+            let (_, r2) = separation::<V, PERIODIC>(&xi, xj, &k);
+            let mask = r2.lt_and(k.cutoff2, V::valid(idx, me as u32, bound));
+            let (r2i, r6i) = inverse_powers(r2);
+            eu = pair_energy(r6i, &k, mask).wide_add(eu);
+            ew = (fpair(r2i, r6i, &k, mask) * r2).wide_add(ew);
+            at += V::LANES;
+        }
+    }
+    let one = V::splat(cap, 1.0);
+    (V::wide_dot(eu, one), V::wide_dot(ew, one))
+}
+
+/// The forces on bodies `first..first + out.x.len()` from every other body
+/// of `pos` (its first `n`; the arrays are padded to whole vectors), each
+/// sum over `j` in order.
+#[inline(always)]
+fn full_forces_body<V: Lanes, const PERIODIC: bool>(
+    cap: V::Cap,
+    pos: Pos<'_>,
+    n: usize,
+    first: usize,
+    out: &mut Forces<'_>,
+    c: &PairConsts,
+) {
+    let k = Splat::<V>::new(cap, c);
+    let bound = pos.x.len() as u32;
+    let zero = V::splat(cap, 0.0);
+    for o in 0..out.x.len() {
+        let i = first + o;
+        let xi = body::<V>(cap, &pos, i);
+        let mut fi = Vec3::splat(zero);
+        for j0 in (0..n).step_by(V::LANES) {
+            let idx = V::iota_idx(cap, j0 as u32, bound);
+            let xj = [
+                V::load(cap, &pos.x[j0..]),
+                V::load(cap, &pos.y[j0..]),
+                V::load(cap, &pos.z[j0..]),
+            ];
+            let (d, r2) = separation::<V, PERIODIC>(&xi, xj, &k);
+            let mask = r2.lt_and(k.cutoff2, V::valid(idx, i as u32, n as u32));
+            let (r2i, r6i) = inverse_powers(r2);
+            let fp = fpair(r2i, r6i, &k, mask);
+            fi = Vec3 {
+                x: d.x.mul_add(fp, fi.x),
+                y: d.y.mul_add(fp, fi.y),
+                z: d.z.mul_add(fp, fi.z),
+            };
+        }
+        out.x[o] = fi.x.sum();
+        out.y[o] = fi.y.sum();
+        out.z[o] = fi.z.sum();
+    }
+}
+
+/// `(2U, 2W)` over the i-bodies `first..first + len` against every other
+/// body (each pair counted from both ends), in `f64`.
+#[inline(always)]
+fn full_energy_body<V: Lanes, const PERIODIC: bool>(
+    cap: V::Cap,
+    pos: Pos<'_>,
+    n: usize,
+    first: usize,
+    len: usize,
+    c: &PairConsts,
+) -> (f64, f64) {
+    let k = Splat::<V>::new(cap, c);
+    let bound = pos.x.len() as u32;
+    let (mut eu, mut ew) = (V::wide_zero(cap), V::wide_zero(cap));
+    for i in first..first + len {
+        let xi = body::<V>(cap, &pos, i);
+        for j0 in (0..n).step_by(V::LANES) {
+            let idx = V::iota_idx(cap, j0 as u32, bound);
+            let xj = [
+                V::load(cap, &pos.x[j0..]),
+                V::load(cap, &pos.y[j0..]),
+                V::load(cap, &pos.z[j0..]),
+            ];
+            let (_, r2) = separation::<V, PERIODIC>(&xi, xj, &k);
+            let mask = r2.lt_and(k.cutoff2, V::valid(idx, i as u32, n as u32));
+            let (r2i, r6i) = inverse_powers(r2);
+            eu = pair_energy(r6i, &k, mask).wide_add(eu);
+            ew = (fpair(r2i, r6i, &k, mask) * r2).wide_add(ew);
+        }
+    }
+    let one = V::splat(cap, 1.0);
+    (V::wide_dot(eu, one), V::wide_dot(ew, one))
+}
+
+/// A run of candidate neighbours: slots `start..end`, listed as `j + shift`
+/// (wrapping: the window index of a half list, or the slot itself).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Run {
+    /// First slot.
+    pub start: usize,
+    /// One past the last.
+    pub end: usize,
+    /// Added (wrapping) to a slot to list it.
+    pub shift: u32,
+    /// The image of the run's bodies that lies near the listed body, when
+    /// it is one for the whole run (a periodic box with 3 or more cells per
+    /// side, or open space: `x_j + image`, no rounding per pair), or `None`:
+    /// the minimum image per pair.
+    pub image: Option<[f32; 3]>,
+}
+
+/// Appends `j + run.shift` for every `j` of `run` but `skip` within
+/// `sqrt(r2max)` of `xi` (a plain function, not a closure: closures do not
+/// inherit the caller's target features, and the intrinsics would not inline).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // the inner loop of `cell_lists_body`
+fn scan<V: Lanes, const PERIODIC: bool>(
+    cap: V::Cap,
+    pos: Pos<'_>,
+    xi: &[V; 3],
+    run: Run,
+    skip: usize,
+    r2max: V,
+    k: &Splat<V>,
+    out: &mut Vec<u32>,
+) {
+    let mut j = run.start;
+    while j < run.end {
+        let xj = [
+            V::load(cap, &pos.x[j..]),
+            V::load(cap, &pos.y[j..]),
+            V::load(cap, &pos.z[j..]),
+        ];
+        let (_, r2) = separation::<V, PERIODIC>(xi, xj, k);
+        let idx = V::iota_idx(cap, j as u32, u32::MAX);
+        let valid = V::valid(idx, skip as u32, run.end as u32);
+        V::append_selected(cap, r2.lt_and(r2max, valid), j as u32, run.shift, out);
+        j += V::LANES;
+    }
+}
+
+/// The lists of the bodies `cell` (slots) against the candidate `runs`:
+/// for each body `i`, in order, every `j` of the runs (and with `half`
+/// lists, every `j > i` of `cell`, listed with `own_shift`; with full lists
+/// every `j != i` of the runs) with `|x_j - x_i|^2 < r2max` (minimum image
+/// if `PERIODIC`) appended to `out` as `j + shift`, tested `LANES` at a
+/// time; then padding with `i + pad_shift` to a whole number of vectors,
+/// and the end of `i`'s list pushed to `offsets`. `pos` holds at least
+/// `LANES - 1` values after every run.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // one call per cell, all plain data
+fn cell_lists_body<V: Lanes, const PERIODIC: bool>(
+    cap: V::Cap,
+    pos: Pos<'_>,
+    cell: std::ops::Range<usize>,
+    runs: &[Run],
+    half: bool,
+    own_shift: u32,
+    pad_shift: u32,
+    r2max: f32,
+    c: &PairConsts,
+    out: &mut Vec<u32>,
+    offsets: &mut Vec<u32>,
+) {
+    let k = Splat::<V>::new(cap, c);
+    let r2max = V::splat(cap, r2max);
+    for i in cell.clone() {
+        let xi = body::<V>(cap, &pos, i);
+        let before = out.len();
+        if half {
+            let own = Run {
+                start: i + 1,
+                end: cell.end,
+                shift: own_shift,
+                image: None,
+            };
+            scan::<V, PERIODIC>(cap, pos, &xi, own, usize::MAX, r2max, &k, out);
+        }
+        for &run in runs {
+            let skip = if half { usize::MAX } else { i };
+            match run.image {
+                // d = x_j + image - x_i: the image folded into x_i.
+                Some(image) => {
+                    // (No closure: it would not inherit the target features.)
+                    let xs = [
+                        xi[0] - V::splat(cap, image[0]),
+                        xi[1] - V::splat(cap, image[1]),
+                        xi[2] - V::splat(cap, image[2]),
+                    ];
+                    scan::<V, false>(cap, pos, &xs, run, skip, r2max, &k, out)
+                }
+                None => scan::<V, PERIODIC>(cap, pos, &xi, run, skip, r2max, &k, out),
+            }
+        }
+        let pad = (V::LANES - (out.len() - before) % V::LANES) % V::LANES;
+        out.extend(std::iter::repeat_n((i as u32).wrapping_add(pad_shift), pad));
+        offsets.push(out.len() as u32);
+    }
+}
+
+/// `dst += src * h`, one rounding per element.
+#[inline(always)]
+fn axpy_body(dst: &mut [f32], src: &[f32], h: f32) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d = s.mul_add(h, *d);
+    }
+}
+
+type ListForcesFn = unsafe fn(Pos<'_>, &mut Forces<'_>, List<'_>, &PairConsts);
+type ListEnergyFn = unsafe fn(Pos<'_>, List<'_>, &PairConsts) -> (f64, f64);
+type CellListsFn = unsafe fn(
+    Pos<'_>,
+    std::ops::Range<usize>,
+    &[Run],
+    bool,
+    u32,
+    u32,
+    f32,
+    &PairConsts,
+    &mut Vec<u32>,
+    &mut Vec<u32>,
+);
+type FullForcesFn = unsafe fn(Pos<'_>, usize, usize, &mut Forces<'_>, &PairConsts);
+type FullEnergyFn = unsafe fn(Pos<'_>, usize, usize, usize, &PairConsts) -> (f64, f64);
+type AxpyFn = unsafe fn(&mut [f32], &[f32], f32);
+
+/// The Lennard-Jones entry points of one instruction set, for open space or
+/// a periodic box.
+///
+/// Made only from a [`Supported`] proof that the CPU has the instruction set;
+/// holding it is what makes calling the `unsafe` `#[target_feature]`
+/// functions stored here sound.
+#[derive(Clone, Copy)]
+pub(crate) struct MdLoops {
+    /// Bodies per vector: lists are padded to multiples of it.
+    pub lanes: usize,
+    support: Supported,
+    half_forces: ListForcesFn,
+    full_list_forces: ListForcesFn,
+    list_energy: ListEnergyFn,
+    cell_lists: CellListsFn,
+    full_forces: FullForcesFn,
+    full_energy: FullEnergyFn,
+    axpy: AxpyFn,
+}
+
+impl std::fmt::Debug for MdLoops {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MdLoops")
+            .field("isa", &self.support.isa())
+            .field("lanes", &self.lanes)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One instruction set's entry points (see the gravity loops' macro).
+macro_rules! md_entry_points {
+    ($name:ident, $v:ty $(, $feat:literal)?) => {
+        mod $name {
+            use super::*;
+            use crate::cpu::isa::Capability;
+            use crate::cpu::simd::Simd;
+
+            pub(super) const LANES: usize = <$v as Simd>::LANES;
+
+            /// The vector type's token.
+            ///
+            /// # Safety
+            /// The CPU has the instruction set.
+            #[inline(always)]
+            unsafe fn cap() -> <$v as Simd>::Cap {
+                // SAFETY: the caller's contract.
+                unsafe { <<$v as Simd>::Cap as Capability>::assume() }
+            }
+
+            $(#[target_feature(enable = $feat)])?
+            pub(super) unsafe fn list_forces<const P: bool, const R: bool>(
+                pos: Pos<'_>,
+                f: &mut Forces<'_>,
+                list: List<'_>,
+                c: &PairConsts,
+            ) {
+                // SAFETY: this function requires the features.
+                let cap = unsafe { cap() };
+                list_forces_body::<$v, P, R>(cap, pos, f, list, c)
+            }
+
+            $(#[target_feature(enable = $feat)])?
+            pub(super) unsafe fn list_energy<const P: bool>(
+                pos: Pos<'_>,
+                list: List<'_>,
+                c: &PairConsts,
+            ) -> (f64, f64) {
+                // SAFETY: this function requires the features.
+                let cap = unsafe { cap() };
+                list_energy_body::<$v, P>(cap, pos, list, c)
+            }
+
+            $(#[target_feature(enable = $feat)])?
+            #[allow(clippy::too_many_arguments)] // mirrors cell_lists_body
+            pub(super) unsafe fn cell_lists<const P: bool>(
+                pos: Pos<'_>,
+                cell: std::ops::Range<usize>,
+                runs: &[Run],
+                half: bool,
+                own_shift: u32,
+                pad_shift: u32,
+                r2max: f32,
+                c: &PairConsts,
+                out: &mut Vec<u32>,
+                offsets: &mut Vec<u32>,
+            ) {
+                // SAFETY: this function requires the features.
+                let cap = unsafe { cap() };
+                cell_lists_body::<$v, P>(
+                    cap, pos, cell, runs, half, own_shift, pad_shift, r2max, c, out, offsets,
+                )
+            }
+
+            $(#[target_feature(enable = $feat)])?
+            pub(super) unsafe fn full_forces<const P: bool>(
+                pos: Pos<'_>,
+                n: usize,
+                first: usize,
+                out: &mut Forces<'_>,
+                c: &PairConsts,
+            ) {
+                // SAFETY: this function requires the features.
+                let cap = unsafe { cap() };
+                full_forces_body::<$v, P>(cap, pos, n, first, out, c)
+            }
+
+            $(#[target_feature(enable = $feat)])?
+            pub(super) unsafe fn full_energy<const P: bool>(
+                pos: Pos<'_>,
+                n: usize,
+                first: usize,
+                len: usize,
+                c: &PairConsts,
+            ) -> (f64, f64) {
+                // SAFETY: this function requires the features.
+                let cap = unsafe { cap() };
+                full_energy_body::<$v, P>(cap, pos, n, first, len, c)
+            }
+
+            // With FMA enabled `mul_add` is one instruction, not a call.
+            $(#[target_feature(enable = $feat)])?
+            pub(super) unsafe fn axpy(dst: &mut [f32], src: &[f32], h: f32) {
+                axpy_body(dst, src, h)
+            }
+        }
+    };
+}
+
+#[cfg(target_arch = "x86_64")]
+md_entry_points!(avx512, crate::cpu::simd::F32x16, "avx512f");
+#[cfg(target_arch = "x86_64")]
+md_entry_points!(avx2, crate::cpu::simd::F32x8, "avx2,fma");
+#[cfg(target_arch = "aarch64")]
+md_entry_points!(neon, crate::cpu::simd::F32x4);
+md_entry_points!(scalar, f32);
+
+macro_rules! md_loops {
+    ($m:ident, $support:expr, $periodic:expr) => {
+        MdLoops {
+            lanes: $m::LANES,
+            support: $support,
+            half_forces: if $periodic {
+                $m::list_forces::<true, true>
+            } else {
+                $m::list_forces::<false, true>
+            },
+            full_list_forces: if $periodic {
+                $m::list_forces::<true, false>
+            } else {
+                $m::list_forces::<false, false>
+            },
+            list_energy: if $periodic {
+                $m::list_energy::<true>
+            } else {
+                $m::list_energy::<false>
+            },
+            cell_lists: if $periodic {
+                $m::cell_lists::<true>
+            } else {
+                $m::cell_lists::<false>
+            },
+            full_forces: if $periodic {
+                $m::full_forces::<true>
+            } else {
+                $m::full_forces::<false>
+            },
+            full_energy: if $periodic {
+                $m::full_energy::<true>
+            } else {
+                $m::full_energy::<false>
+            },
+            axpy: $m::axpy,
+        }
+    };
+}
+
+impl MdLoops {
+    /// The entry points of the instruction set `support` proves present,
+    /// with the minimum image if `periodic`.
+    pub fn new(support: Supported, periodic: bool) -> MdLoops {
+        match support.isa() {
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => md_loops!(avx512, support, periodic),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2Fma => md_loops!(avx2, support, periodic),
+            #[cfg(target_arch = "aarch64")]
+            Isa::Neon => md_loops!(neon, support, periodic),
+            // `Supported` is only made for instruction sets this target can
+            // have: the rest cannot occur, and the scalar loops serve them.
+            _ => md_loops!(scalar, support, periodic),
+        }
+    }
+
+    /// The instruction set of the loops.
+    pub fn isa(&self) -> Isa {
+        self.support.isa()
+    }
+
+    /// Adds the forces of `list`'s pairs to `f`: with `half` lists on both
+    /// bodies of each pair (`f` indexed like `pos`, `list.first = 0`), with
+    /// full lists on the i-bodies only (`f` indexed by `i`).
+    pub fn list_forces(
+        &self,
+        pos: Pos<'_>,
+        f: &mut Forces<'_>,
+        list: List<'_>,
+        half: bool,
+        c: &PairConsts,
+    ) {
+        let w = pos.x.len();
+        let n_i = list.offsets.len().saturating_sub(1);
+        assert!(pos.y.len() == w && pos.z.len() == w && list.first + n_i <= w);
+        let need = if half { w } else { n_i };
+        assert!(f.x.len() >= need && f.y.len() >= need && f.z.len() >= need);
+        assert!(!half || list.first == 0);
+        let run = if half {
+            self.half_forces
+        } else {
+            self.full_list_forces
+        };
+        // SAFETY: `self.support` proves the CPU has the instruction set.
+        unsafe { run(pos, f, list, c) }
+    }
+
+    /// `(U, W)` summed over `list`'s entries.
+    pub fn list_energy(&self, pos: Pos<'_>, list: List<'_>, c: &PairConsts) -> (f64, f64) {
+        let w = pos.x.len();
+        let n_i = list.offsets.len().saturating_sub(1);
+        assert!(pos.y.len() == w && pos.z.len() == w && list.first + n_i <= w);
+        // SAFETY: `self.support` proves the CPU has the instruction set.
+        unsafe { (self.list_energy)(pos, list, c) }
+    }
+
+    /// The lists of the bodies `cell` against `runs` (see `cell_lists_body`).
+    #[allow(clippy::too_many_arguments)] // mirrors cell_lists_body
+    pub fn cell_lists(
+        &self,
+        pos: Pos<'_>,
+        cell: std::ops::Range<usize>,
+        runs: &[Run],
+        half: bool,
+        own_shift: u32,
+        pad_shift: u32,
+        r2max: f32,
+        c: &PairConsts,
+        out: &mut Vec<u32>,
+        offsets: &mut Vec<u32>,
+    ) {
+        let w = pos.x.len();
+        assert!(pos.y.len() == w && pos.z.len() == w && cell.start <= cell.end);
+        let last = runs
+            .iter()
+            .map(|r| r.end)
+            .chain([cell.end])
+            .max()
+            .unwrap_or(0);
+        assert!(last + self.lanes - 1 <= w && runs.iter().all(|r| r.start <= r.end));
+        // SAFETY: `self.support` proves the CPU has the instruction set.
+        unsafe {
+            (self.cell_lists)(
+                pos, cell, runs, half, own_shift, pad_shift, r2max, c, out, offsets,
+            )
+        }
+    }
+
+    /// The forces on bodies `first..first + out.x.len()` from the other
+    /// `n` bodies of `pos` (padded to whole vectors).
+    pub fn full_forces(
+        &self,
+        pos: Pos<'_>,
+        n: usize,
+        first: usize,
+        out: &mut Forces<'_>,
+        c: &PairConsts,
+    ) {
+        let w = pos.x.len();
+        assert!(pos.y.len() == w && pos.z.len() == w && w.is_multiple_of(self.lanes) && n <= w);
+        assert!(out.y.len() == out.x.len() && out.z.len() == out.x.len());
+        assert!(first + out.x.len() <= n);
+        // SAFETY: `self.support` proves the CPU has the instruction set.
+        unsafe { (self.full_forces)(pos, n, first, out, c) }
+    }
+
+    /// `(2U, 2W)` of the i-bodies `first..first + len` against all `n`.
+    pub fn full_energy(
+        &self,
+        pos: Pos<'_>,
+        n: usize,
+        first: usize,
+        len: usize,
+        c: &PairConsts,
+    ) -> (f64, f64) {
+        let w = pos.x.len();
+        assert!(pos.y.len() == w && pos.z.len() == w && w.is_multiple_of(self.lanes) && n <= w);
+        assert!(first + len <= n);
+        // SAFETY: `self.support` proves the CPU has the instruction set.
+        unsafe { (self.full_energy)(pos, n, first, len, c) }
+    }
+
+    /// `dst += src * h`, fused (equal lengths).
+    pub fn axpy(&self, dst: &mut [f32], src: &[f32], h: f32) {
+        assert_eq!(dst.len(), src.len());
+        // SAFETY: `self.support` proves the CPU has the instruction set.
+        unsafe { (self.axpy)(dst, src, h) }
+    }
+}

@@ -1,0 +1,299 @@
+//! The cell grid of a neighbour-list build: its geometry, the forward half
+//! stencil that visits every pair of neighbouring cells once, and the
+//! z-layers that the CPU engine hands out as tasks.
+//!
+//! Cells have a side of at least `r_list = r_c + skin` (times `1 + 1e-5`,
+//! so that rounding in the cell index can never put two bodies closer than
+//! `r_list` two cells apart), so every pair within `r_list` lies in the same
+//! or neighbouring cells. Along an axis with `n` cells, the neighbours of
+//! layer `l` are `l - 1, l, l + 1` (mod `n` in a periodic box) when
+//! `n >= 3`; with `n = 2` the other layer (once, not twice), with `n = 1`
+//! only `l` itself; with open boundaries only the layers that exist. Each
+//! neighbour carries an offset `-1, 0, +1`, antisymmetric between two
+//! layers (with `n = 2`: `+1` towards the higher index), and a pair of cells
+//! is visited from the one whose offset to the other is lexicographically
+//! positive in `(z, y, x)`: each pair of cells once, whatever `n`.
+
+/// The grid: cells per axis, where it starts and how wide cells are.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Grid {
+    /// Cells along x, y, z.
+    pub dims: [usize; 3],
+    /// The lower corner (0 in a periodic box; the bodies' bounding box otherwise).
+    origin: [f64; 3],
+    /// Cells per unit length along each axis.
+    inv_width: [f64; 3],
+    /// Whether the axes wrap.
+    pub periodic: bool,
+}
+
+/// The relative margin on the cell side (see the module documentation).
+const MARGIN: f64 = 1e-5;
+
+impl Grid {
+    /// The grid of a periodic box of `lengths` with cells at least `side`
+    /// wide (`r_list` or more), at most about `max_cells` in all (fewer,
+    /// larger cells are as correct, only slower).
+    pub fn periodic(lengths: [f32; 3], side: f32, max_cells: usize) -> Grid {
+        let side = side as f64 * (1.0 + MARGIN);
+        let dims = fit(
+            lengths.map(|l| ((l as f64 / side).floor() as usize).max(1)),
+            max_cells,
+        );
+        Grid {
+            dims,
+            origin: [0.0; 3],
+            inv_width: [0, 1, 2].map(|d| dims[d] as f64 / lengths[d] as f64),
+            periodic: true,
+        }
+    }
+
+    /// The grid over the bounding box `lo..=hi` of bodies in open space (a
+    /// bounding box that is not finite gets one cell).
+    pub fn open(lo: [f32; 3], hi: [f32; 3], side: f32, max_cells: usize) -> Grid {
+        let side = side as f64 * (1.0 + MARGIN);
+        let extent: [f64; 3] = [0, 1, 2].map(|d| hi[d] as f64 - lo[d] as f64);
+        let finite = extent.iter().all(|e| e.is_finite() && *e >= 0.0);
+        let raw = extent.map(|e| {
+            if finite && side > 0.0 {
+                ((e / side).floor() as usize).max(1)
+            } else {
+                1
+            }
+        });
+        let dims = fit(raw, max_cells);
+        Grid {
+            dims,
+            origin: if finite {
+                lo.map(|x| x as f64)
+            } else {
+                [0.0; 3]
+            },
+            // A cell of side extent / n >= side; a zero extent gets any width.
+            inv_width: [0, 1, 2].map(|d| {
+                if finite && extent[d] > 0.0 {
+                    dims[d] as f64 / extent[d]
+                } else {
+                    0.0
+                }
+            }),
+            periodic: false,
+        }
+    }
+
+    /// Number of cells.
+    pub fn len(&self) -> usize {
+        self.dims.iter().product()
+    }
+
+    /// Cells per z-layer.
+    pub fn layer_len(&self) -> usize {
+        self.dims[0] * self.dims[1]
+    }
+
+    /// The cell of a position (clamped into the grid; positions outside a
+    /// periodic box are wrapped before they get here).
+    #[inline]
+    pub fn cell_of(&self, p: [f32; 3]) -> usize {
+        let c = [0, 1, 2].map(|d| {
+            let k = ((p[d] as f64 - self.origin[d]) * self.inv_width[d]).floor();
+            // NaN and negatives go to 0 (`as` saturates), too large to the last.
+            (k as usize).min(self.dims[d] - 1)
+        });
+        (c[2] * self.dims[1] + c[1]) * self.dims[0] + c[0]
+    }
+
+    /// `(x, y, z)` of a cell.
+    pub fn coords(&self, cell: usize) -> [usize; 3] {
+        let [nx, ny, _] = self.dims;
+        [cell % nx, (cell / nx) % ny, cell / (nx * ny)]
+    }
+
+    /// The distinct neighbours of layer `l` along axis `d`, each with its
+    /// offset (see the module documentation), in increasing offset.
+    pub fn axis_neighbours(&self, d: usize, l: usize) -> Vec<(usize, i8)> {
+        let n = self.dims[d];
+        match (self.periodic, n) {
+            (_, 1) => vec![(l, 0)],
+            (true, 2) => {
+                let other = 1 - l;
+                if other > l {
+                    vec![(l, 0), (other, 1)]
+                } else {
+                    vec![(other, -1), (l, 0)]
+                }
+            }
+            (true, _) => vec![((l + n - 1) % n, -1), (l, 0), ((l + 1) % n, 1)],
+            (false, _) => {
+                let mut v = Vec::with_capacity(3);
+                if l > 0 {
+                    v.push((l - 1, -1));
+                }
+                v.push((l, 0));
+                if l + 1 < n {
+                    v.push((l + 1, 1));
+                }
+                v
+            }
+        }
+    }
+
+    /// The cells after `cell` in the forward half stencil: every
+    /// neighbouring cell whose offset `(z, y, x)` is lexicographically
+    /// positive, in a fixed order (the cell itself is not included).
+    pub fn forward_cells(&self, cell: usize) -> Vec<usize> {
+        let [cx, cy, cz] = self.coords(cell);
+        let (ax, ay, az) = (
+            self.axis_neighbours(0, cx),
+            self.axis_neighbours(1, cy),
+            self.axis_neighbours(2, cz),
+        );
+        let mut out = Vec::with_capacity(13);
+        for &(lz, oz) in &az {
+            for &(ly, oy) in &ay {
+                for &(lx, ox) in &ax {
+                    if (oz, oy, ox) > (0, 0, 0) {
+                        out.push((lz * self.dims[1] + ly) * self.dims[0] + lx);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Every neighbouring cell of `cell`, itself included, each once, in a
+    /// fixed order (the full stencil of full lists).
+    pub fn neighbour_cells(&self, cell: usize) -> Vec<usize> {
+        let [cx, cy, cz] = self.coords(cell);
+        let mut out = Vec::with_capacity(27);
+        for (lz, _) in self.axis_neighbours(2, cz) {
+            for (ly, _) in self.axis_neighbours(1, cy) {
+                for (lx, _) in self.axis_neighbours(0, cx) {
+                    out.push((lz * self.dims[1] + ly) * self.dims[0] + lx);
+                }
+            }
+        }
+        out
+    }
+
+    /// `cells` (a stencil, in its order) as runs of consecutive cells
+    /// `(first, last)`: cells next to each other along x are next to each
+    /// other in memory, so a stencil of 27 cells is about 9 runs.
+    pub fn runs(cells: &[usize]) -> Vec<(usize, usize)> {
+        let mut runs: Vec<(usize, usize)> = Vec::with_capacity(cells.len());
+        for &c in cells {
+            match runs.last_mut() {
+                Some((_, last)) if *last + 1 == c => *last = c,
+                _ => runs.push((c, c)),
+            }
+        }
+        runs
+    }
+
+    /// The z-layer after `l` that layer `l`'s forward stencil reaches, if
+    /// any (`l + 1`, wrapping in a periodic box with 3 or more layers).
+    pub fn next_layer(&self, l: usize) -> Option<usize> {
+        self.axis_neighbours(2, l)
+            .into_iter()
+            .find(|&(_, o)| o > 0)
+            .map(|(m, _)| m)
+    }
+}
+
+/// Shrinks `dims` to about `max_cells` in all, keeping their proportions.
+fn fit(mut dims: [usize; 3], max_cells: usize) -> [usize; 3] {
+    let total = |d: &[usize; 3]| d.iter().map(|&x| x as f64).product::<f64>();
+    let cap = max_cells.max(1) as f64;
+    if total(&dims) > cap {
+        let f = (total(&dims) / cap).cbrt();
+        for d in &mut dims {
+            *d = ((*d as f64 / f).floor() as usize).max(1);
+        }
+    }
+    dims
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every unordered pair of distinct neighbouring cells is visited
+    /// exactly once by the forward stencils, for every cell count from 1
+    /// to 5 per axis, periodic or not.
+    #[test]
+    fn forward_stencils_visit_each_neighbouring_pair_once() {
+        for periodic in [true, false] {
+            for nx in 1..=5 {
+                for ny in 1..=4 {
+                    for nz in 1..=5 {
+                        let g = Grid {
+                            dims: [nx, ny, nz],
+                            origin: [0.0; 3],
+                            inv_width: [1.0; 3],
+                            periodic,
+                        };
+                        let n = g.len();
+                        let mut seen = vec![0u32; n * n];
+                        for c in 0..n {
+                            for d in g.forward_cells(c) {
+                                assert_ne!(c, d);
+                                seen[c.min(d) * n + c.max(d)] += 1;
+                            }
+                        }
+                        for a in 0..n {
+                            for b in a + 1..n {
+                                let (pa, pb) = (g.coords(a), g.coords(b));
+                                let near = (0..3).all(|k| {
+                                    let diff = pa[k].abs_diff(pb[k]);
+                                    diff <= 1 || (periodic && diff == g.dims[k] - 1)
+                                });
+                                let what = format!("{:?} periodic {periodic}: {a} {b}", g.dims);
+                                assert_eq!(seen[a * n + b], u32::from(near), "{what}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn cells_are_at_least_the_list_range_and_indices_stay_in_the_grid() {
+        let g = Grid::periodic([10.0, 10.0, 7.5], 2.5, usize::MAX);
+        // 10 / 2.5 = 4 exactly: the margin makes it 3, so no rounding can cut a cell short.
+        assert_eq!(g.dims, [3, 3, 2]);
+        assert_eq!(g.cell_of([0.0, 0.0, 0.0]), 0);
+        assert_eq!(g.cell_of([9.999999, 9.999999, 7.4999995]), g.len() - 1);
+        assert_eq!(
+            g.cell_of([f32::NAN, -1.0, 1e30]),
+            g.cell_of([0.0, 0.0, 7.0])
+        );
+        let wide = Grid::periodic([100.0; 3], 24.0, usize::MAX);
+        assert_eq!(wide.dims, [4, 4, 4]);
+        let sparse = Grid::periodic([1e6; 3], 1.0, 1000);
+        assert!(sparse.len() <= 1000, "{:?}", sparse.dims);
+        let open = Grid::open([0.0; 3], [f32::INFINITY, 1.0, 1.0], 1.0, 1000);
+        assert_eq!(open.dims, [1, 1, 1]);
+        let open = Grid::open([-5.0, 0.0, 0.0], [5.0, 0.5, 3.1], 1.0, 1000);
+        assert_eq!(open.dims, [9, 1, 3]);
+        assert_eq!(open.cell_of([5.0, 0.5, 3.1]), open.len() - 1);
+    }
+
+    #[test]
+    fn next_layers() {
+        let g = |nz, periodic| Grid {
+            dims: [1, 1, nz],
+            origin: [0.0; 3],
+            inv_width: [1.0; 3],
+            periodic,
+        };
+        assert_eq!(g(1, true).next_layer(0), None);
+        assert_eq!(
+            (g(2, true).next_layer(0), g(2, true).next_layer(1)),
+            (Some(1), None)
+        );
+        assert_eq!(g(4, true).next_layer(3), Some(0));
+        assert_eq!(g(4, false).next_layer(3), None);
+        assert_eq!(g(4, false).next_layer(2), Some(3));
+    }
+}

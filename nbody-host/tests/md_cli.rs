@@ -1,0 +1,311 @@
+//! The `lj_melt` example's command line, run in-process (its source is
+//! compiled into this test as a module, as `example_cli.rs` does for
+//! `nbody_tiled`): the LAMMPS-style thermo table and result line, `--init`
+//! with `--box`, checkpoints and archives with a bit-identical resume, the
+//! plot, and one-line errors with their exit statuses.
+
+#[allow(dead_code)]
+#[path = "../../examples/lj_melt.rs"]
+mod lj_melt;
+
+use nbody_host::snapshot::{self, Archive};
+
+struct Outcome {
+    out: String,
+    result: Result<(), lj_melt::Failure>,
+}
+
+fn run(args: &[&str]) -> Outcome {
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let argv = std::iter::once("lj_melt").chain(args.iter().copied());
+    let result = lj_melt::cli(argv, &mut out, &mut err, lj_melt::Progress::Off);
+    Outcome {
+        out: String::from_utf8(out).unwrap(),
+        result,
+    }
+}
+
+fn run_ok(args: &[&str]) -> String {
+    let o = run(args);
+    if let Err(f) = o.result {
+        panic!("{args:?}: {}", f.line);
+    }
+    o.out
+}
+
+#[track_caller]
+fn run_err(args: &[&str], code: u8) -> String {
+    let o = run(args);
+    let f = o.result.expect_err("should fail");
+    assert!(
+        f.line.starts_with("error: ") && !f.line.contains('\n'),
+        "{:?}",
+        f.line
+    );
+    assert_eq!(f.code, code, "{}", f.line);
+    f.line
+}
+
+/// The `key=value` fields of the `result` line, checked for exactly the
+/// documented keys in order.
+fn result_fields(out: &str) -> Vec<(String, String)> {
+    let last = out.lines().last().unwrap();
+    let fields: Vec<(String, String)> = last
+        .strip_prefix("result ")
+        .expect(last)
+        .split(' ')
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').expect(kv);
+            (k.to_owned(), v.to_owned())
+        })
+        .collect();
+    let keys: Vec<&str> = fields.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "backend",
+            "atoms",
+            "steps",
+            "seconds",
+            "atom_steps_per_s",
+            "pe0",
+            "etotal0",
+            "etotal",
+            "temp"
+        ]
+    );
+    fields
+}
+
+fn field(fields: &[(String, String)], key: &str) -> f64 {
+    fields
+        .iter()
+        .find(|(k, _)| k == key)
+        .unwrap()
+        .1
+        .parse()
+        .unwrap()
+}
+
+/// The thermo rows (six numbers each).
+fn thermo(out: &str) -> Vec<[f64; 6]> {
+    out.lines()
+        .filter_map(|l| {
+            let v: Vec<f64> = l
+                .split_whitespace()
+                .map(|w| w.parse().ok())
+                .collect::<Option<_>>()?;
+            v.try_into().ok()
+        })
+        .collect()
+}
+
+#[test]
+fn a_small_melt_prints_the_thermo_table_the_time_split_and_the_result_line() {
+    let out = run_ok(&[
+        "--cells",
+        "4",
+        "--steps",
+        "30",
+        "--thermo",
+        "10",
+        "--backend",
+        "cpu",
+    ]);
+    assert!(
+        out.contains(
+            "Step           Temp         PotEng         KinEng         TotEng          Press"
+        ),
+        "{out}"
+    );
+    let rows = thermo(&out);
+    assert_eq!(
+        rows.iter().map(|r| r[0]).collect::<Vec<_>>(),
+        [0.0, 10.0, 20.0, 30.0]
+    );
+    assert!((rows[0][1] - 1.44).abs() < 1e-6, "T0 = {}", rows[0][1]);
+    for section in [
+        "Loop time of",
+        "Pair    |",
+        "Neigh   |",
+        "Modify  |",
+        "Neighbor list builds = 2",
+    ] {
+        assert!(out.contains(section), "{section}: {out}");
+    }
+    let f = result_fields(&out);
+    assert_eq!((field(&f, "atoms"), field(&f, "steps")), (256.0, 30.0));
+    assert_eq!(f[0].1, "cpu");
+    assert_eq!(field(&f, "pe0"), rows[0][2]);
+    assert_eq!(
+        (field(&f, "etotal0"), field(&f, "etotal")),
+        (rows[0][4], rows[3][4])
+    );
+    assert!(field(&f, "atom_steps_per_s") > 0.0);
+    // Energy is conserved to dt^2 over 30 steps.
+    assert!((rows[3][4] - rows[0][4]).abs() < 1e-2, "{rows:?}");
+}
+
+#[test]
+fn init_and_box_start_from_a_given_state_and_a_resume_is_bit_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    let (atoms, boundary) = nbody_host::ic::fcc_lattice(4, 0.8442, 1.2, 5).unwrap();
+    snapshot::save_npy(p("init.npy"), &atoms).unwrap();
+    let l = boundary.lengths().unwrap()[0].to_string();
+    let common = [
+        "--init",
+        &p("init.npy"),
+        "--box",
+        &l,
+        "--thermo",
+        "0",
+        "--shift",
+    ];
+    let straight = run_ok(
+        &[
+            &common[..],
+            &["--steps", "40", "--save", &p("straight.npy")],
+        ]
+        .concat(),
+    );
+    run_ok(
+        &[
+            &common[..],
+            &[
+                "--steps",
+                "25",
+                "--checkpoint",
+                &p("run.ckpt"),
+                "--archive",
+                &p("run.nbar"),
+                "--every",
+                "10",
+            ],
+        ]
+        .concat(),
+    );
+    let resumed = run_ok(&[
+        "--resume",
+        &p("run.ckpt"),
+        "--steps",
+        "40",
+        "--checkpoint",
+        &p("run.ckpt"),
+        "--archive",
+        &p("run.nbar"),
+        "--every",
+        "10",
+        "--thermo",
+        "0",
+        "--save",
+        &p("resumed.npy"),
+    ]);
+    let (a, b) = (result_fields(&straight), result_fields(&resumed));
+    assert_eq!(field(&b, "steps"), 15.0);
+    assert_eq!(field(&a, "etotal"), field(&b, "etotal"));
+    assert_eq!(
+        snapshot::load_npy(p("straight.npy")).unwrap(),
+        snapshot::load_npy(p("resumed.npy")).unwrap()
+    );
+    let archive = Archive::open(p("run.nbar")).unwrap();
+    let steps: Vec<u64> = archive.records().iter().map(|r| r.step).collect();
+    assert_eq!(steps, [0, 10, 20, 25, 30, 40]);
+    let last = archive.get(archive.len() - 1).unwrap();
+    assert!(last.md.is_some() && last.params.force().cutoff() == Some(2.5));
+}
+
+#[test]
+fn the_plot_shows_lammps_s_thermo_beside_ours() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = dir.path().join("lammps.txt");
+    std::fs::write(
+        &table,
+        "   Step          Temp          PotEng         KinEng         TotEng         Press     \n\
+         0  1.44 -6.773368053 2.15568 -4.617688053 -5.022100566\n\
+         20  0.628165228 -5.562494532 0.9403633463 -4.622131186 1.018625206\n\
+         lammps atoms=500 steps=20\n",
+    )
+    .unwrap();
+    let png = dir.path().join("energy.png");
+    let out = run_ok(&[
+        "--cells",
+        "5",
+        "--steps",
+        "20",
+        "--thermo",
+        "5",
+        "--plot",
+        png.to_str().unwrap(),
+        "--lammps-thermo",
+        table.to_str().unwrap(),
+    ]);
+    assert!(out.contains("wrote"), "{out}");
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
+    let info = decoder.read_info().unwrap();
+    assert_eq!((info.info().width, info.info().height), (900, 560));
+    std::fs::write(&table, "no numbers here\n").unwrap();
+    let line = run_err(
+        &[
+            "--cells",
+            "4",
+            "--steps",
+            "1",
+            "--plot",
+            png.to_str().unwrap(),
+            "--lammps-thermo",
+            table.to_str().unwrap(),
+        ],
+        1,
+    );
+    assert!(line.contains("no thermo rows"), "{line}");
+}
+
+#[test]
+fn bad_command_lines_and_inputs_are_one_line_errors_with_their_status() {
+    use lj_melt::exit;
+    let line = run_err(&["--init", "x.npy"], exit::USAGE);
+    assert!(line.contains("--box"), "{line}");
+    run_err(&["--cells", "4", "--bogus"], exit::USAGE);
+    let line = run_err(&["--cells", "0"], exit::INPUT);
+    assert!(line.contains("unit cells per side = 0"), "{line}");
+    let line = run_err(&["--cells", "2"], exit::INPUT);
+    assert!(line.contains("half the shortest box length"), "{line}");
+    let line = run_err(&["--cells", "4", "--cutoff", "-1"], exit::INPUT);
+    assert!(line.contains("cutoff = -1"), "{line}");
+    let line = run_err(&["--cells", "4", "--backend", "emulator"], exit::OTHER);
+    assert!(line.contains("Lennard-Jones on the GPU backends"), "{line}");
+    let line = run_err(&["--init", "/nonexistent/x.npy", "--box", "10"], exit::IO);
+    assert!(line.contains("/nonexistent/x.npy"), "{line}");
+    let dir = tempfile::tempdir().unwrap();
+    let ckpt = dir.path().join("a.ckpt");
+    std::fs::write(&ckpt, b"x").unwrap();
+    let line = run_err(
+        &["--cells", "4", "--checkpoint", ckpt.to_str().unwrap()],
+        exit::USAGE,
+    );
+    assert!(line.contains("--force"), "{line}");
+    let help = run_ok(&["--help"]);
+    for flag in [
+        "--cells",
+        "--density",
+        "--temp",
+        "--cutoff",
+        "--skin",
+        "--dt",
+        "--steps",
+        "--thermo",
+        "--seed",
+        "--shift",
+        "--init",
+        "--box",
+        "--backend",
+        "--checkpoint",
+        "--archive",
+        "--every",
+        "--resume",
+        "3N - 3",
+    ] {
+        assert!(help.contains(flag), "{flag}");
+    }
+}
