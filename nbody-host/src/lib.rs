@@ -29,10 +29,12 @@
 //! | [`snapshot`] | `.npy` snapshots, checkpoints to resume from |
 //! | [`oracle`] | the `f64` all-pairs reference every backend is tested against |
 //! | [`emulator`] | run any kernel body on CPU threads, with a race detector |
+//! | [`block_pair`] | forces and potential between two blocks of bodies, on every backend |
 //! | `render` | frames, animated GIFs and energy plots (feature `render`) |
 #![deny(missing_docs)]
 
 mod backend;
+pub mod block_pair;
 mod config;
 mod cpu;
 mod cuda;

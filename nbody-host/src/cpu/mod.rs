@@ -10,6 +10,7 @@
 //! | `loops.rs` | the force and potential loops, generic over the vector type, and their per-ISA entry points |
 //! | `schedule.rs` | the Newton's-third-law schedule: blocks, tiles, rounds |
 //! | `engine.rs` | `CpuEngine`: state, integrator stages, which loop runs |
+//! | `block_pair.rs` | `CpuBlockForces`: the block-pair primitive on the same loops |
 //!
 //! Two loops compute the forces, and [`Simulation::method`](crate::Simulation::method)
 //! says which ran: the **all-pairs** loop (i-bodies in SIMD lanes, j-bodies
@@ -32,12 +33,14 @@
 //! allows 1e-5). The vector `rsqrt` is the hardware estimate plus one
 //! Newton–Raphson step (a few 1e-7 relative); the rest is f32 summation.
 
+mod block_pair;
 mod engine;
 mod isa;
 mod loops;
 mod schedule;
 mod simd;
 
+pub(crate) use block_pair::CpuBlockForces;
 pub(crate) use engine::CpuEngine;
 pub use isa::Isa;
 

@@ -51,17 +51,20 @@
 //! The parts: `launch.rs` (a launch, the emulated thread and its checks),
 //! `device_memory.rs` (global buffers, word access), `barrier.rs`
 //! (rendezvous and deadlock detection), `race_detector.rs`,
-//! `worker_pool.rs` (the OS threads) and `engine.rs` (launch plans on top).
+//! `worker_pool.rs` (the OS threads), `engine.rs` (launch plans on top) and
+//! `block_pair.rs` (the block-pair primitive's launches).
 
 use std::sync::{Mutex, MutexGuard};
 
 mod barrier;
+mod block_pair;
 mod device_memory;
 mod engine;
 mod launch;
 mod race_detector;
 mod worker_pool;
 
+pub(crate) use block_pair::EmulatorBlockForces;
 pub use device_memory::DeviceMemory;
 pub(crate) use engine::EmulatorEngine;
 pub use launch::{EmuThread, LaunchOptions, launch};
