@@ -146,11 +146,17 @@ impl SimulationBuilder {
         self
     }
 
+    /// The validated parameters of the settings (what [`build`](Self::build)
+    /// and a distributed run start with).
+    pub(crate) fn params(&self) -> Result<Params> {
+        let force = ForceLaw::gravity(self.g, self.softening)?;
+        Params::new(self.dt, force, self.kernel, self.integrator)
+    }
+
     /// Validates everything, checks the host memory the engine needs
     /// ([`Error::HostMemoryExceeded`]), and starts the backend.
     pub fn build(self) -> Result<Simulation> {
-        let force = ForceLaw::gravity(self.g, self.softening)?;
-        let params = Params::new(self.dt, force, self.kernel, self.integrator)?;
+        let params = self.params()?;
         Simulation::start(
             self.bodies,
             params,
@@ -658,7 +664,7 @@ impl Simulation {
 }
 
 /// `time` advanced by `dt` `steps` times, one addition per step.
-fn clock_after(mut time: f64, dt: f64, steps: u64) -> f64 {
+pub(crate) fn clock_after(mut time: f64, dt: f64, steps: u64) -> f64 {
     for _ in 0..steps {
         time += dt;
     }

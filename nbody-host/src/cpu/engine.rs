@@ -270,14 +270,7 @@ impl CpuEngine {
 
     /// The first body whose position or velocity is not finite.
     fn first_non_finite(&self) -> Option<usize> {
-        self.pos.iter().zip(&self.vel).position(|(p, v)| {
-            !(p.x.is_finite()
-                && p.y.is_finite()
-                && p.z.is_finite()
-                && v.x.is_finite()
-                && v.y.is_finite()
-                && v.z.is_finite())
-        })
+        crate::state::first_non_finite(&self.pos, &self.vel)
     }
 }
 
