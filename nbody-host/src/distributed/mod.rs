@@ -61,6 +61,8 @@
 mod schedule;
 
 #[cfg(feature = "mpi")]
+mod header;
+#[cfg(feature = "mpi")]
 mod ring;
 #[cfg(feature = "mpi")]
 mod simulation;
