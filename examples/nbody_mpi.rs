@@ -128,7 +128,7 @@ impl Session for Ranks {
         let ranks = self.sim.ranks();
         let evaluations = t.evaluations.max(1) as f64;
         let line = format!(
-            "ring        {ranks} ranks, {}, {} evaluations: {:.4} s computing and {:.4} s waiting for blocks per evaluation (slowest rank), {:.3e} bytes sent in all",
+            "ring        {ranks} ranks, {}, {} trips (forces and energies): {:.4} s computing and {:.4} s waiting for blocks per trip (slowest rank), {:.3e} bytes sent in all",
             self.sim.scheme().name(),
             t.evaluations,
             most[0] / evaluations,

@@ -17,7 +17,7 @@ for line in stats.splitlines():
     if "kernel" not in f:
         continue
     ipi = f.get("instr_per_interaction", "n/a")
-    if f["kernel"] == "nbody_triangle_accel" and ipi != "n/a":
+    if f["kernel"] in ("nbody_triangle_accel", "nbody_block_pair") and ipi != "n/a":
         ipi += " per pair (2 interactions)"
     rows.append(f"| `{f['kernel']}` | {f['regs']} | {f['spill']} | {ipi} |")
 text = open(readme).read()
