@@ -21,7 +21,8 @@
 //!   `16 |block|` bytes per shift, overlapped with the next shift); at
 //!   `s = p / 2` for even `p` the two ranks that meet the same pair of blocks
 //!   split it in half. Half the arithmetic and half the shifts of the
-//!   all-pairs ring, for 7/8 of its bytes.
+//!   all-pairs ring, for about as many bytes (the reactions travel too:
+//!   `p / (p - 1)` times the all-pairs ring's for even `p`, as many for odd).
 //!
 //! Integrators are the library's stage sequences
 //! ([`Integrator`](crate::Integrator)): kicks and drifts are local `f32`
