@@ -6,8 +6,9 @@
 #      oversubscribed on this 2-core machine: the ring against the f64 oracle
 #      and one process (N = 1001, 777, 601, ... divide by none of 2, 3, 4;
 #      N = 3 on 4 ranks leaves a rank empty), resume of the checkpoints the
-#      runs with other rank counts left in one shared directory, errors
-#      and divergence on every rank alike, the emulator as the ranks' backend;
+#      runs with other rank counts left in one shared directory, snapshots
+#      and the archive through rank 0, errors and divergence on every rank
+#      alike, the emulator as the ranks' backend;
 #   3. nbody_mpi end to end: the result line with ranks=, a checkpoint and
 #      an archive written on 2 ranks and continued on 3 and in nbody_tiled,
 #      the same bits with 1 and 2 threads per rank, exit statuses.

@@ -322,6 +322,45 @@ fn checkpoints_resume_on_another_rank_count(world: &SimpleCommunicator, dir: &Pa
     );
 }
 
+/// Snapshots and the archive go through rank 0 and hold the whole system
+/// exactly (the gathered state's bits), step by step.
+fn snapshots_and_the_archive_hold_the_whole_system(world: &SimpleCommunicator, dir: &Path) {
+    let p = world.size();
+    let b = bodies(333, 31);
+    let b0 = builder(world, &b, 0.05, Integrator::Leapfrog);
+    let mut sim = DistributedSimulation::build(world, b0, RingScheme::ThirdLaw).unwrap();
+    let path = dir.join(format!("run-{p}.nbar"));
+    let mut archive = (world.rank() == 0).then(|| snapshot::ArchiveWriter::create(&path).unwrap());
+    let mut states = Vec::new();
+    for _ in 0..3 {
+        sim.append_to(archive.as_mut()).unwrap();
+        states.push(sim.gather_state());
+        sim.step(2).unwrap();
+    }
+    let npy = dir.join(format!("state-{p}.npy"));
+    sim.save_npy(&npy).unwrap();
+    let last = sim.gather_state();
+    if world.rank() == 0 {
+        drop(archive);
+        let archive = snapshot::Archive::open(&path).unwrap();
+        assert_eq!(archive.len(), 3);
+        for (k, state) in states.iter().enumerate() {
+            let record = archive.get(k).unwrap();
+            let state = state.as_ref().unwrap();
+            assert_eq!(
+                (record.state.step, record.state.time),
+                (state.step, state.time)
+            );
+            assert_eq!(bits(&record.state.bodies), bits(&state.bodies));
+            assert_eq!(record.params, *sim.params());
+        }
+        assert_eq!(
+            bits(&snapshot::load_npy(&npy).unwrap()),
+            bits(&last.unwrap().bodies)
+        );
+    }
+}
+
 /// A body that runs away is reported by every rank, with its index in the
 /// whole system, at the step a single process reports; files are refused.
 fn divergence_is_reported_alike_by_every_rank(world: &SimpleCommunicator, dir: &Path) {
@@ -437,7 +476,7 @@ fn main() -> ExitCode {
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    let tests: [(&str, &dyn Fn()); 7] = [
+    let tests: [(&str, &dyn Fn()); 8] = [
         ("accelerations_match_the_oracle_and_one_process", &|| {
             accelerations_match_the_oracle_and_one_process(&world)
         }),
@@ -450,6 +489,9 @@ fn main() -> ExitCode {
         ),
         ("checkpoints_resume_on_another_rank_count", &|| {
             checkpoints_resume_on_another_rank_count(&world, &dir)
+        }),
+        ("snapshots_and_the_archive_hold_the_whole_system", &|| {
+            snapshots_and_the_archive_hold_the_whole_system(&world, &dir)
         }),
         ("divergence_is_reported_alike_by_every_rank", &|| {
             divergence_is_reported_alike_by_every_rank(&world, &dir)
