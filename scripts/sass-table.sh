@@ -63,13 +63,13 @@ def sass_per_interaction(k, arch):
     if v == "n/a":
         return None
     # The triangle kernel's loop has one RSQ per pair: two interactions.
-    return float(v) / (2 if k.startswith("nbody_triangle") else 1)
+    return float(v) / (2 if k.startswith(("nbody_triangle", "nbody_block_pair")) else 1)
 
 def fmt(x, digits=2):
     return "n/a" if x is None else f"{x:.{digits}f}"
 
 rows = [
-    "Static count (sass-stats: ptxas and cuobjdump, hottest loop) and the interpreter's accounting (softcuda-stats, whole kernel, N = 4096, block 256, deterministic schedule), per interaction with N^2 interactions per step (the triangle kernel computes each pair once: two interactions; the `nbody_lj_forces` rows count one neighbour-list entry, one MUFU.RCP, as one interaction; softcuda-stats cannot run them without neighbour lists: the MD plan's accounting test measures 0.96 global sectors, 30.6 bytes, per neighbour pair on an in.lj state):",
+    "Static count (sass-stats: ptxas and cuobjdump, hottest loop) and the interpreter's accounting (softcuda-stats, whole kernel, N = 4096, block 256, deterministic schedule), per interaction with N^2 interactions per step (the triangle and block-pair kernels compute each pair once: two interactions; the `nbody_lj_forces` rows count one neighbour-list entry, one MUFU.RCP, as one interaction; softcuda-stats cannot run them without neighbour lists: the MD plan's accounting test measures 0.96 global sectors, 30.6 bytes, per neighbour pair on an in.lj state):",
     "",
     "| kernel | registers sm_80 / sm_90 | spills | SASS instr. per interaction, sm_80 (static count) | sm_90 (static count) | PTX instr. per interaction (interpreter) | shared-memory wavefronts per interaction (interpreter) | global sectors per interaction (interpreter) |",
     "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",

@@ -25,7 +25,8 @@ use crate::nvptx::Gpu;
 use crate::periodic::{STATUS_WORDS, Tag};
 use crate::vec4::Vec4;
 use crate::{
-    binning, energy, integrate, lj, neighbours, periodic, scan, shape, simt, tiled, triangle,
+    binning, block_pair, energy, integrate, lj, neighbours, periodic, scan, shape, simt, tiled,
+    triangle,
 };
 
 /// The PTX type of one kernel parameter.
@@ -364,6 +365,32 @@ kernel_table! {
     /// [`TriangleAccel`](Entry::TriangleAccel) with the guarded interaction (zero softening).
     TriangleAccelGuarded = nbody_triangle_accel_guarded => triangle::triangle_accel<_, true>(
         pos: Vec4[n], acc: Vec4[n], n: u32, g: f32, eps2: f32,
+    );
+    /// Block `J`'s pull on block `I`, added to `acc` (no `G`):
+    /// [`block_pair::block_pull`].
+    BlockPull = nbody_block_pull => block_pair::block_pull<_, false>(
+        pos_i: Vec4[ni], pos_j: Vec4[nj], acc: Vec4[ni], ni: u32, nj: u32, eps2: f32,
+    );
+    /// [`BlockPull`](Entry::BlockPull) with the guarded interaction (zero softening).
+    BlockPullGuarded = nbody_block_pull_guarded => block_pair::block_pull<_, true>(
+        pos_i: Vec4[ni], pos_j: Vec4[nj], acc: Vec4[ni], ni: u32, nj: u32, eps2: f32,
+    );
+    /// Every pair of blocks `I` and `J` once, both halves added (no `G`):
+    /// [`block_pair::block_pair`].
+    BlockPair = nbody_block_pair => block_pair::block_pair<_, false>(
+        pos_i: Vec4[ni], pos_j: Vec4[nj], acc_i: Vec4[ni], react_j: Vec4[nj],
+        ni: u32, nj: u32, eps2: f32,
+    );
+    /// [`BlockPair`](Entry::BlockPair) with the guarded interaction (zero softening).
+    BlockPairGuarded = nbody_block_pair_guarded => block_pair::block_pair<_, true>(
+        pos_i: Vec4[ni], pos_j: Vec4[nj], acc_i: Vec4[ni], react_j: Vec4[nj],
+        ni: u32, nj: u32, eps2: f32,
+    );
+    /// Per-block sums of the potential between blocks `I` and `J`:
+    /// [`block_pair::block_potential`].
+    BlockPotential = nbody_block_potential => block_pair::block_potential(
+        pos_i: Vec4[ni], pos_j: Vec4[nj], ni: u32, nj: u32, eps2: f32,
+        partials: f64[shape::block_potential_partials(ni, e.block_dim())],
     );
     /// A kick then a drift by the same `dt`, from stored accelerations:
     /// [`integrate::kick_drift`].

@@ -16,6 +16,7 @@
 //! | [`simt`] | all-pairs, one thread per body, bodies read from global memory |
 //! | [`tiled`] | all-pairs through shared-memory tiles |
 //! | [`triangle`] | Newton's third law: each pair once, upper-triangle block schedule |
+//! | [`block_pair`] | forces and potential between two separate blocks (a ring of ranks, several GPUs) |
 //! | [`integrate`] | kick, drift, the two fused, the divergence check |
 //! | [`energy`] | kinetic and softened potential energy, reduced in f64 |
 //! | [`periodic`] | short-range MD: the periodic box, ghosts, drift with the rebuild trigger |
@@ -69,6 +70,7 @@ macro_rules! unrolled_while {
 }
 
 pub mod binning;
+pub mod block_pair;
 pub mod energy;
 pub mod entry;
 pub mod exec;

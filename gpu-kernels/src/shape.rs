@@ -187,6 +187,39 @@ pub const fn lj_partials(n: u32, block: u32) -> u32 {
     3 * n.div_ceil(block)
 }
 
+/// [`block_pair`](crate::block_pair::block_pair) for blocks of `ni` and `nj`
+/// bodies: one block per pair of groups of `S =` [`triangle_group_size`]
+/// bodies, `ceil(ni / S) ceil(nj / S)` blocks (0 when either block is
+/// empty), and `block` j-bodies plus their reactions in shared memory, as
+/// the triangle kernel. `None` when the grid would exceed [`MAX_GRID`].
+pub const fn block_pair(ni: u32, nj: u32, block: u32) -> Option<LaunchShape> {
+    let s = triangle_group_size(block);
+    let blocks = ni.div_ceil(s) as u64 * nj.div_ceil(s) as u64;
+    if blocks > MAX_GRID as u64 {
+        return None;
+    }
+    Some(LaunchShape {
+        grid: blocks as u32,
+        block,
+        shared_bytes: 2 * block * BODY_BYTES,
+    })
+}
+
+/// [`block_potential`](crate::block_pair::block_potential): one thread per
+/// i-body, a tile of j-bodies (then the block's `f64` sums) in shared memory.
+pub const fn block_potential(ni: u32, block: u32) -> LaunchShape {
+    LaunchShape {
+        grid: ni.div_ceil(block),
+        block,
+        shared_bytes: block * BODY_BYTES,
+    }
+}
+
+/// Number of `f64` partial sums [`block_potential`] writes: one per block.
+pub const fn block_potential_partials(ni: u32, block: u32) -> u32 {
+    block_potential(ni, block).grid
+}
+
 /// Block id -> `(gx, gy)`, `gx <= gy`, in closed form.
 ///
 /// Blocks are numbered row by row of the upper triangle:
@@ -269,6 +302,20 @@ mod tests {
         assert!(triangle(MAX_BODIES, 32).is_none());
         assert!(is_valid_triangle_block(TRIANGLE_MAX_BLOCK));
         assert!(!is_valid_triangle_block(2 * TRIANGLE_MAX_BLOCK));
+    }
+
+    #[test]
+    fn block_pair_grid_covers_every_group_pair() {
+        let s = triangle_group_size(32);
+        assert_eq!(block_pair(0, 10, 32).unwrap().grid, 0);
+        assert_eq!(block_pair(10, 0, 32).unwrap().grid, 0);
+        assert_eq!(block_pair(1, 1, 32).unwrap().grid, 1);
+        assert_eq!(block_pair(s, s + 1, 32).unwrap().grid, 2);
+        assert_eq!(block_pair(2 * s + 1, 3 * s, 32).unwrap().grid, 9);
+        assert_eq!(block_pair(5, 5, 64).unwrap().shared_bytes, 2 * 64 * 16);
+        assert!(block_pair(MAX_BODIES, MAX_BODIES, 32).is_none());
+        assert_eq!(block_potential(257, 128).grid, 3);
+        assert_eq!(block_potential_partials(256, 128), 2);
     }
 
     #[test]

@@ -84,7 +84,7 @@ fn xyz(v: Vec4) -> Vec3<f32> {
 /// `reaction` and `reaction + 32` are slots of the chunk this warp owns in
 /// this super-step, and no other lane of the warp uses this slot in this step.
 #[inline(always)]
-unsafe fn pair_step<E: Exec, const GUARD: bool>(
+pub(crate) unsafe fn pair_step<E: Exec, const GUARD: bool>(
     e: &E,
     reaction: u32,
     pi: &[PointMass<f32>; R],

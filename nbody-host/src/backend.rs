@@ -2,10 +2,11 @@
 //! options, and the factory that starts its engine (resolving
 //! [`Backend::Auto`] and logging the choice).
 
+use crate::block_pair::BlockForces;
 use crate::config::Params;
-use crate::cpu::{CpuEngine, CpuTuning, MdEngine};
-use crate::cuda::CudaEngine;
-use crate::emulator::EmulatorEngine;
+use crate::cpu::{CpuBlockForces, CpuEngine, CpuTuning, MdEngine};
+use crate::cuda::{CudaBlockForces, CudaEngine};
+use crate::emulator::{EmulatorBlockForces, EmulatorEngine};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::force::ForceLaw;
@@ -57,6 +58,31 @@ impl Backend {
         Backend::Emulator {
             race_detection: false,
         }
+    }
+}
+
+impl Backend {
+    /// This backend's [block-pair primitive](crate::block_pair): forces and
+    /// potential between blocks of bodies, for a run with `params` (softened
+    /// gravity only, else [`Error::Unsupported`]) whose heaviest body, over
+    /// all blocks, is `max_mass` (which decides, with the softening, whether
+    /// the guarded interaction is needed). [`Backend::Auto`] is CUDA device 0
+    /// where there is one, else the CPU.
+    pub fn block_forces(self, params: &Params, max_mass: f32) -> Result<Box<dyn BlockForces>> {
+        Ok(match self {
+            Backend::Cpu(tuning) => Box::new(CpuBlockForces::new(params, tuning, max_mass)?),
+            Backend::Emulator { race_detection } => {
+                Box::new(EmulatorBlockForces::new(params, max_mass, race_detection)?)
+            }
+            Backend::Cuda { device } => Box::new(CudaBlockForces::new(device, params, max_mass)?),
+            Backend::Auto => match CudaBlockForces::new(0, params, max_mass) {
+                Ok(forces) => Box::new(forces),
+                Err(Error::CudaNotCompiled | Error::CudaUnavailable(_)) => {
+                    Box::new(CpuBlockForces::new(params, CpuTuning::default(), max_mass)?)
+                }
+                Err(other) => return Err(other),
+            },
+        })
     }
 }
 

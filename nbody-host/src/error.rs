@@ -302,6 +302,14 @@ pub enum Error {
         n: usize,
     },
 
+    /// A distributed run (feature `mpi`) stopped because another rank
+    /// failed; that rank's own error says why.
+    #[error("rank {rank} of the distributed run failed (its own error says why)")]
+    OtherRank {
+        /// The lowest rank that failed.
+        rank: usize,
+    },
+
     /// A target time that is not finite or lies before the current time.
     #[error(
         "cannot integrate to t = {target}: it must be finite and not before the current time {now}"

@@ -30,13 +30,23 @@
 //! | [`oracle`] | the `f64` all-pairs reference every backend is tested against |
 //! | [`md`] | short-range molecular dynamics: periodic boxes, neighbour lists, thermo |
 //! | [`emulator`] | run any kernel body on CPU threads, with a race detector |
+//! | [`block_pair`] | forces and potential between two blocks of bodies, on every backend |
+//! | `distributed` | a run over MPI ranks, forces by a systolic ring (feature `mpi`) |
 //! | `render` | frames, animated GIFs and energy plots (feature `render`) |
 #![deny(missing_docs)]
 
 mod backend;
+pub mod block_pair;
 mod config;
 mod cpu;
 mod cuda;
+// Distributed runs over MPI (feature `mpi`); the ring's schedule is
+// compiled, and unit-tested, in every build.
+#[cfg(feature = "mpi")]
+pub mod distributed;
+#[cfg(not(feature = "mpi"))]
+#[allow(dead_code)]
+mod distributed;
 pub mod emulator;
 mod engine;
 mod error;

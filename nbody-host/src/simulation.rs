@@ -197,9 +197,9 @@ impl SimulationBuilder {
         self
     }
 
-    /// Validates everything, checks the host memory the engine needs
-    /// ([`Error::HostMemoryExceeded`]), and starts the backend.
-    pub fn build(self) -> Result<Simulation> {
+    /// The validated parameters of the settings (what [`build`](Self::build)
+    /// and a distributed run start with).
+    pub(crate) fn params(&self) -> Result<Params> {
         let force = match self.force {
             Some(force) if self.gravity_after_force => {
                 return Err(Error::InvalidCombination(format!(
@@ -209,8 +209,14 @@ impl SimulationBuilder {
             Some(force) => force,
             None => ForceLaw::gravity(self.g, self.softening)?,
         };
-        let params = Params::new(self.dt, force, self.kernel, self.integrator)?
-            .with_boundary(self.boundary, self.neighbours)?;
+        Params::new(self.dt, force, self.kernel, self.integrator)?
+            .with_boundary(self.boundary, self.neighbours)
+    }
+
+    /// Validates everything, checks the host memory the engine needs
+    /// ([`Error::HostMemoryExceeded`]), and starts the backend.
+    pub fn build(self) -> Result<Simulation> {
+        let params = self.params()?;
         Simulation::start(
             self.bodies,
             params,
@@ -819,7 +825,7 @@ impl Simulation {
 }
 
 /// `time` advanced by `dt` `steps` times, one addition per step.
-fn clock_after(mut time: f64, dt: f64, steps: u64) -> f64 {
+pub(crate) fn clock_after(mut time: f64, dt: f64, steps: u64) -> f64 {
     for _ in 0..steps {
         time += dt;
     }

@@ -166,6 +166,19 @@ impl Bodies {
     }
 }
 
+/// The first body, in the kernels' layout, whose position or velocity is
+/// not finite (the engines' divergence check).
+pub(crate) fn first_non_finite(pos: &[Vec4], vel: &[Vec4]) -> Option<usize> {
+    pos.iter().zip(vel).position(|(p, v)| {
+        !(p.x.is_finite()
+            && p.y.is_finite()
+            && p.z.is_finite()
+            && v.x.is_finite()
+            && v.y.is_finite()
+            && v.z.is_finite())
+    })
+}
+
 /// One body: what [`Simulation::add`](crate::Simulation::add) takes and
 /// [`Simulation::remove`](crate::Simulation::remove) gives back.
 ///

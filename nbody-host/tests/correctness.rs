@@ -34,6 +34,9 @@ use nbody_host::{Backend, Bodies, Integrator, Kernel, Simulation, ic};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+mod common;
+use common::{distance, magnitude_sums, step_bounds};
+
 const NS: [usize; 12] = [1, 2, 3, 17, 31, 32, 33, 255, 256, 257, 1000, 2048];
 const BLOCKS: [u32; 4] = [32, 64, 128, 256];
 const SOFTENINGS: [f64; 2] = [0.0, 0.1];
@@ -54,33 +57,6 @@ fn bodies(n: usize) -> Bodies {
 fn all_bodies() -> &'static [Bodies] {
     static CACHE: OnceLock<Vec<Bodies>> = OnceLock::new();
     CACHE.get_or_init(|| NS.iter().map(|&n| bodies(n)).collect())
-}
-
-/// `S_i`: the sum of the magnitudes of body `i`'s pair terms, in `f64`.
-fn magnitude_sums(sys: &System64, eps: f64) -> Vec<f64> {
-    let n = sys.pos.len();
-    (0..n)
-        .map(|i| {
-            (0..n)
-                .filter(|&j| j != i)
-                .map(|j| {
-                    let r: f64 = (0..3)
-                        .map(|k| (sys.pos[j][k] - sys.pos[i][k]).powi(2))
-                        .sum();
-                    G * sys.mass[j] * r.sqrt() / (r + eps * eps).powf(1.5)
-                })
-                .sum()
-        })
-        .collect()
-}
-
-fn distance(a: Vec3, b: [f64; 3]) -> f64 {
-    let d = [a.x as f64 - b[0], a.y as f64 - b[1], a.z as f64 - b[2]];
-    (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt()
-}
-
-fn norm(v: [f64; 3]) -> f64 {
-    (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
 }
 
 fn simulation(
@@ -117,7 +93,7 @@ fn check_accelerations(backend: Backend, kernel: Kernel, max_n: usize) -> f64 {
         let sys = System64::from_bodies(b);
         for eps in SOFTENINGS {
             let reference = oracle::accelerations(&sys.pos, &sys.mass, G, eps);
-            let scale = magnitude_sums(&sys, eps);
+            let scale = magnitude_sums(&sys, G, eps);
             let sim = simulation(b, backend, kernel, Integrator::SemiImplicitEuler, eps, 0.01);
             let acc = sim.accelerations().unwrap();
             assert_eq!(acc.len(), n);
@@ -151,7 +127,7 @@ fn check_trajectories(backend: Backend, kernel: Kernel, max_n: usize, softenings
         let n = b.len();
         for &eps in softenings {
             let sys0 = System64::from_bodies(b);
-            let scale = magnitude_sums(&sys0, eps);
+            let scale = magnitude_sums(&sys0, G, eps);
             for integrator in [Integrator::SemiImplicitEuler, Integrator::Leapfrog] {
                 let mut sys = sys0.clone();
                 oracle::advance(&mut sys, integrator, DT, G, eps, STEPS);
@@ -161,9 +137,7 @@ fn check_trajectories(backend: Backend, kernel: Kernel, max_n: usize, softenings
                 assert_eq!(state.step, STEPS as u64);
                 for (i, &scale_i) in scale.iter().enumerate() {
                     let acc_err = 2.0 * (n as f64 + 8.0) * U * scale_i;
-                    let v_bound = k * DT * acc_err + 2.0 * k * U * norm(sys.vel[i]);
-                    let x_bound = k * k * DT * DT * acc_err
-                        + 2.0 * k * U * (norm(sys.pos[i]) + DT * norm(sys.vel[i]));
+                    let (v_bound, x_bound) = step_bounds(k, DT, acc_err, sys.pos[i], sys.vel[i]);
                     let (ev, ex) = (
                         distance(state.bodies.velocities[i], sys.vel[i]),
                         distance(state.bodies.positions[i], sys.pos[i]),
@@ -239,7 +213,7 @@ fn emulated_kernels_with_their_largest_blocks() {
         {
             let sys = System64::from_bodies(b);
             let reference = oracle::accelerations(&sys.pos, &sys.mass, G, 0.1);
-            let scale = magnitude_sums(&sys, 0.1);
+            let scale = magnitude_sums(&sys, G, 0.1);
             let sim = simulation(b, EMULATOR, kernel, Integrator::Leapfrog, 0.1, 1e-3);
             let acc = sim.accelerations().unwrap();
             for (i, (a, r)) in acc.iter().zip(&reference).enumerate() {
@@ -366,7 +340,7 @@ mod cuda {
             let n = b.len();
             let sys = System64::from_bodies(b);
             for eps in SOFTENINGS {
-                let scale = magnitude_sums(&sys, eps);
+                let scale = magnitude_sums(&sys, G, eps);
                 for kernel in kernels(128) {
                     let acc = |backend| {
                         simulation(b, backend, kernel, Integrator::Leapfrog, eps, 0.01)

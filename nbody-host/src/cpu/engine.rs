@@ -1,6 +1,8 @@
 //! [`CpuEngine`]: the state in host memory, the integrator's stages
 //! interpreted directly, the forces from one of the two SIMD loops.
 
+use std::ops::Range;
+
 use glam::Vec3;
 use gpu_kernels::Vec4;
 use rayon::prelude::*;
@@ -8,7 +10,7 @@ use rayon::prelude::*;
 use super::CpuTuning;
 use super::isa::Isa;
 use super::loops::{AccBlock, ForceLoops, Soa};
-use super::schedule::{self, Tile};
+use super::schedule;
 use crate::config::{Kernel, Params};
 use crate::engine::{BackendKind, Divergence, Engine};
 use crate::error::{Error, Result};
@@ -47,8 +49,79 @@ pub(crate) struct CpuEngine {
     az: Vec<f32>,
 }
 
-fn round_up(n: usize, k: usize) -> usize {
+pub(super) fn round_up(n: usize, k: usize) -> usize {
     n.div_ceil(k) * k
+}
+
+/// The loops of the instruction set `tuning` asks for (or the best one
+/// detected), guarded or not; [`Error::Unsupported`] for an instruction set
+/// this CPU lacks or a blocking parameter of 0.
+pub(super) fn force_loops(tuning: &CpuTuning, guard: bool) -> Result<ForceLoops> {
+    if tuning.i_block == 0 || tuning.j_tile == 0 {
+        return Err(Error::Unsupported(format!(
+            "CPU tuning: i_block = {} and j_tile = {} must both be at least 1",
+            tuning.i_block, tuning.j_tile
+        )));
+    }
+    let isa = tuning.isa.unwrap_or_else(Isa::detect);
+    let support = isa.supported().ok_or_else(|| {
+        Error::Unsupported(format!(
+            "CPU instruction set {isa} is not available on this CPU (available: {})",
+            Isa::available()
+                .iter()
+                .map(|i| i.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    })?;
+    Ok(ForceLoops::new(support, guard))
+}
+
+/// Bodies per task of the all-pairs loop for `n` i-bodies: `i_block`, but at
+/// least two tasks per thread however large `i_block`, in whole `group`s.
+/// The blocking of i does not change any sum (each runs over j in order).
+pub(super) fn all_pairs_task(i_block: usize, n: usize, group: usize) -> usize {
+    let threads = rayon::current_num_threads();
+    round_up(i_block.min(n.div_ceil(2 * threads)).max(1), group)
+}
+
+/// Adds to `acc` (x, y, z; i-bodies `0..` of `soa`, a whole number of
+/// all-pairs groups) the pull of the bodies `js` of `soa`: tasks of `task`
+/// i-bodies in parallel, j in tiles of `j_tile`.
+pub(super) fn all_pairs_parallel(
+    loops: &ForceLoops,
+    soa: &Soa,
+    js: Range<usize>,
+    task: usize,
+    [ax, ay, az]: [&mut Vec<f32>; 3],
+    eps2: f32,
+    j_tile: usize,
+) {
+    ax.par_chunks_mut(task)
+        .zip(ay.par_chunks_mut(task))
+        .zip(az.par_chunks_mut(task))
+        .enumerate()
+        .for_each(|(k, ((x, y), z))| {
+            let mut acc = AccBlock { x, y, z };
+            loops.all_pairs(soa, js.clone(), k * task, &mut acc, eps2, j_tile);
+        });
+}
+
+/// `sum_{i<j<n} m_i m_j / sqrt(|r_ij|^2 + eps^2)` over the first `n` bodies
+/// of `soa` (padded to whole vectors), in `f64`: fixed chunks of
+/// i-bodies in parallel, their sums added in order, so the same bits on
+/// any thread count.
+pub(super) fn pair_potential(loops: &ForceLoops, soa: &Soa, n: usize, eps2: f32) -> f64 {
+    let chunk = ENERGY_CHUNK_VECTORS * loops.lanes;
+    let parts: Vec<f64> = (0..n.div_ceil(chunk))
+        .into_par_iter()
+        .map(|c| {
+            let i0 = c * chunk;
+            let len = chunk.min(round_up(n, loops.lanes) - i0);
+            loops.potential(soa, i0, len, n, eps2)
+        })
+        .collect();
+    parts.iter().sum()
 }
 
 impl CpuEngine {
@@ -58,26 +131,9 @@ impl CpuEngine {
     /// Fails with [`Error::Unsupported`] if [`CpuTuning::isa`] names an
     /// instruction set this CPU lacks, or a blocking parameter is 0.
     pub(crate) fn new(bodies: &Bodies, params: &Params, tuning: CpuTuning) -> Result<CpuEngine> {
-        if tuning.i_block == 0 || tuning.j_tile == 0 {
-            return Err(Error::Unsupported(format!(
-                "CPU tuning: i_block = {} and j_tile = {} must both be at least 1",
-                tuning.i_block, tuning.j_tile
-            )));
-        }
-        let isa = tuning.isa.unwrap_or_else(Isa::detect);
-        let support = isa.supported().ok_or_else(|| {
-            Error::Unsupported(format!(
-                "CPU instruction set {isa} is not available on this CPU (available: {})",
-                Isa::available()
-                    .iter()
-                    .map(|i| i.name())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))
-        })?;
         let (pos, vel) = bodies.to_device_layout();
         let max_mass = pos.iter().fold(0.0f32, |m, p| m.max(p.w));
-        let loops = ForceLoops::new(support, params.gravity().needs_guard(max_mass));
+        let loops = force_loops(&tuning, params.gravity().needs_guard(max_mass))?;
         let n = pos.len();
         let third_law =
             matches!(params.kernel(), Kernel::Triangle { .. }) || n >= tuning.third_law_min_n;
@@ -91,14 +147,8 @@ impl CpuEngine {
                 ),
             }
         } else {
-            // At least two tasks per thread however large `i_block`: the
-            // blocking of i does not change any sum (each runs over j in order).
-            let threads = rayon::current_num_threads();
             ForceMethod::AllPairs {
-                i_block: round_up(
-                    tuning.i_block.min(n.div_ceil(2 * threads)).max(1),
-                    loops.all_pairs_group,
-                ),
+                i_block: all_pairs_task(tuning.i_block, n, loops.all_pairs_group),
                 j_tile: tuning.j_tile,
             }
         };
@@ -148,31 +198,25 @@ impl CpuEngine {
         let eps2 = self.params.gravity().eps2();
         let (soa, loops, n) = (&self.soa, &self.loops, self.pos.len());
         match &self.method {
-            ForceMethod::AllPairs { i_block, j_tile } => {
-                let (b, j_tile) = (*i_block, *j_tile);
-                self.ax
-                    .par_chunks_mut(b)
-                    .zip(self.ay.par_chunks_mut(b))
-                    .zip(self.az.par_chunks_mut(b))
-                    .enumerate()
-                    .for_each(|(k, ((x, y), z))| {
-                        let mut acc = AccBlock { x, y, z };
-                        loops.all_pairs(soa, 0..n, k * b, &mut acc, eps2, j_tile);
-                    });
-            }
-            ForceMethod::ThirdLaw { bounds } => {
-                schedule::for_each_tile(bounds, &mut self.ax, &mut self.ay, &mut self.az, |tile| {
-                    match tile {
-                        Tile::Diagonal(mut d) => {
-                            let nj = n.saturating_sub(d.start);
-                            loops.tri_diag(soa, d.start, &mut d.acc, nj, eps2);
-                        }
-                        Tile::Pair { mut i, mut j } => {
-                            loops.tri_pair(soa, i.start, &mut i.acc, j.start, &mut j.acc, eps2);
-                        }
-                    }
-                })
-            }
+            ForceMethod::AllPairs { i_block, j_tile } => all_pairs_parallel(
+                loops,
+                soa,
+                0..n,
+                *i_block,
+                [&mut self.ax, &mut self.ay, &mut self.az],
+                eps2,
+                *j_tile,
+            ),
+            ForceMethod::ThirdLaw { bounds } => schedule::third_law(
+                loops,
+                soa,
+                bounds,
+                n,
+                &mut self.ax,
+                &mut self.ay,
+                &mut self.az,
+                eps2,
+            ),
         }
         let g = self.params.gravity().g();
         for (i, a) in self.acc.iter_mut().enumerate() {
@@ -226,14 +270,7 @@ impl CpuEngine {
 
     /// The first body whose position or velocity is not finite.
     fn first_non_finite(&self) -> Option<usize> {
-        self.pos.iter().zip(&self.vel).position(|(p, v)| {
-            !(p.x.is_finite()
-                && p.y.is_finite()
-                && p.z.is_finite()
-                && v.x.is_finite()
-                && v.y.is_finite()
-                && v.z.is_finite())
-        })
+        crate::state::first_non_finite(&self.pos, &self.vel)
     }
 }
 
@@ -279,18 +316,8 @@ impl Engine for CpuEngine {
             .sum::<f64>();
         let padded = self.padded_len();
         self.soa.fill(&self.pos, padded);
-        let (soa, loops, n) = (&self.soa, &self.loops, self.pos.len());
         let eps2 = self.params.gravity().eps2();
-        let chunk = ENERGY_CHUNK_VECTORS * loops.lanes;
-        let parts: Vec<f64> = (0..n.div_ceil(chunk))
-            .into_par_iter()
-            .map(|c| {
-                let i0 = c * chunk;
-                let len = chunk.min(round_up(n, loops.lanes) - i0);
-                loops.potential(soa, i0, len, n, eps2)
-            })
-            .collect();
-        let pair_sum: f64 = parts.iter().sum();
+        let pair_sum = pair_potential(&self.loops, &self.soa, self.pos.len(), eps2);
         Ok(Energy {
             kinetic,
             potential: -(self.params.gravity().g() as f64) * pair_sum,

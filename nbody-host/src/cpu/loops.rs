@@ -33,7 +33,7 @@
 //! twice in a round (`super::schedule`), so each tile writes its two
 //! blocks' accelerations directly and the order of every sum is fixed.
 //!
-//! # Potential energy ([`ForceLoops::potential`])
+//! # Potential energy ([`ForceLoops::potential`], [`ForceLoops::potential_cross`])
 //! `sum_{i<j} m_i m_j / sqrt(|r|^2 + eps^2)`, each pair once: i-bodies in
 //! lanes, the j-bodies after them broadcast, `m_j / d` in `f32` exactly as the
 //! scalar `1 / sqrt` gives it and accumulated in `f64` lanes.
@@ -564,14 +564,7 @@ fn potential_block<V: Simd>(
         let pi = soa.load::<V>(cap, i, false);
         let after = (i + lanes).min(n);
         let js = BodyRun::of(soa, after, n - after, false);
-        let mut acc = V::wide_zero(cap);
-        for k in 0..js.x.len() {
-            let pj = js.broadcast::<V>(cap, k);
-            let (dx, dy, dz) = (pj.x - pi.x, pj.y - pi.y, pj.z - pi.z);
-            let d2 = dz.mul_add(dz, dy.mul_add(dy, dx.mul_add(dx, eps2v)));
-            acc = (pj.m * d2.recip_sqrt()).wide_add(acc);
-        }
-        total += V::wide_dot(acc, pi.m);
+        total += potential_row(&pi, &js, eps2v);
         // The pairs within the vector.
         for a in i..after {
             let pa = soa.body(a);
@@ -582,6 +575,45 @@ fn potential_block<V: Simd>(
         }
     }
     total
+}
+
+/// `sum_i m_i sum_{j in js} m_j / sqrt(|r_ij|^2 + eps^2)` over the i-bodies
+/// `i0..i0 + len` (`len` a multiple of `LANES`) and every j-body of `js`
+/// (bodies of another block: no pair is skipped), in `f64`; each term as in
+/// [`potential_block`]. `js` holds no padding (a padding i-body has mass 0
+/// and lies far from every j-body, so its terms are exactly 0).
+#[inline(always)]
+fn potential_cross_block<V: Simd>(
+    soa: &Soa,
+    i0: usize,
+    len: usize,
+    js: Range<usize>,
+    eps2: f32,
+    cap: V::Cap,
+) -> f64 {
+    debug_assert_eq!(len % V::LANES, 0);
+    let eps2v = V::splat(cap, eps2);
+    let bodies = BodyRun::of(soa, js.start, js.len(), false);
+    (i0..i0 + len)
+        .step_by(V::LANES)
+        .map(|i| potential_row(&soa.load::<V>(cap, i, false), &bodies, eps2v))
+        .sum()
+}
+
+/// `sum_lanes m_i sum_{j in js} m_j / sqrt(|r_ij|^2 + eps^2)` for the i-vector
+/// `pi` (one body per lane): `m_j / d` in `f32` as the scalar `1 / sqrt`
+/// gives it, accumulated in `f64` lanes.
+#[inline(always)]
+fn potential_row<V: Simd>(pi: &PointMass<V>, js: &BodyRun<'_>, eps2: V) -> f64 {
+    let cap = eps2.cap();
+    let mut acc = V::wide_zero(cap);
+    for k in 0..js.x.len() {
+        let pj = js.broadcast::<V>(cap, k);
+        let (dx, dy, dz) = (pj.x - pi.x, pj.y - pi.y, pj.z - pi.z);
+        let d2 = dz.mul_add(dz, dy.mul_add(dy, dx.mul_add(dx, eps2)));
+        acc = (pj.m * d2.recip_sqrt()).wide_add(acc);
+    }
+    V::wide_dot(acc, pi.m)
 }
 
 /// `dst.xyz += src.xyz * dt` with one rounding per component (as the GPU's
@@ -613,6 +645,7 @@ pub(crate) struct ForceLoops {
     tri_pair: TriPairFn,
     tri_diag: TriDiagFn,
     potential: PotentialFn,
+    potential_cross: PotentialCrossFn,
     axpy: AxpyFn,
 }
 
@@ -620,6 +653,7 @@ type AllPairsFn = unsafe fn(&Soa, Range<usize>, usize, &mut AccBlock<'_>, f32, u
 type TriPairFn = unsafe fn(&Soa, usize, &mut AccBlock<'_>, usize, &mut AccBlock<'_>, f32);
 type TriDiagFn = unsafe fn(&Soa, usize, &mut AccBlock<'_>, usize, f32);
 type PotentialFn = unsafe fn(&Soa, usize, usize, usize, f32) -> f64;
+type PotentialCrossFn = unsafe fn(&Soa, usize, usize, Range<usize>, f32) -> f64;
 type AxpyFn = unsafe fn(&mut [Vec4], &[Vec4], f32);
 
 impl std::fmt::Debug for ForceLoops {
@@ -711,6 +745,19 @@ macro_rules! isa_entry_points {
                 potential_block::<$v>(soa, i0, len, n, eps2, cap)
             }
 
+            $(#[target_feature(enable = $feat)])?
+            pub(super) unsafe fn potential_cross(
+                soa: &Soa,
+                i0: usize,
+                len: usize,
+                js: Range<usize>,
+                eps2: f32,
+            ) -> f64 {
+                // SAFETY: this function requires the features.
+                let cap = unsafe { cap() };
+                potential_cross_block::<$v>(soa, i0, len, js, eps2, cap)
+            }
+
             // With FMA enabled `mul_add` is one instruction, not a call.
             $(#[target_feature(enable = $feat)])?
             pub(super) unsafe fn axpy(dst: &mut [Vec4], src: &[Vec4], dt: f32) {
@@ -753,6 +800,7 @@ macro_rules! force_loops {
                 $m::tri_diag::<false>
             },
             potential: $m::potential,
+            potential_cross: $m::potential_cross,
             axpy: $m::axpy,
         }
     };
@@ -834,6 +882,23 @@ impl ForceLoops {
         assert!(len.is_multiple_of(self.lanes) && i0 + len <= soa.x.len() && n <= soa.x.len());
         // SAFETY: `self.support` proves the CPU has the instruction set.
         unsafe { (self.potential)(soa, i0, len, n, eps2) }
+    }
+
+    /// `sum_i m_i sum_{j in js} m_j / sqrt(|r_ij|^2 + eps^2)` over the
+    /// i-bodies `i0..i0 + len` (`len` a multiple of [`lanes`](Self::lanes))
+    /// and all j-bodies `js` (another block's, no padding), in `f64`.
+    pub fn potential_cross(
+        &self,
+        soa: &Soa,
+        i0: usize,
+        len: usize,
+        js: Range<usize>,
+        eps2: f32,
+    ) -> f64 {
+        assert!(len.is_multiple_of(self.lanes) && i0 + len <= soa.x.len());
+        assert!(js.start <= js.end && js.end <= soa.x.len());
+        // SAFETY: `self.support` proves the CPU has the instruction set.
+        unsafe { (self.potential_cross)(soa, i0, len, js, eps2) }
     }
 
     /// `dst.xyz += src.xyz * dt`, fused (lengths equal).

@@ -10,6 +10,7 @@
 //! | `loops.rs` | the force and potential loops, generic over the vector type, and their per-ISA entry points |
 //! | `schedule.rs` | the Newton's-third-law schedule: blocks, tiles, rounds |
 //! | `engine.rs` | `CpuEngine`: state, integrator stages, which loop runs |
+//! | `block_pair.rs` | `CpuBlockForces`: the block-pair primitive on the same loops |
 //! | `lanes.rs` | index vectors, gathers, scatters and masks for the neighbour-list loops |
 //! | `md/` | `MdEngine`: short-range forces (Lennard-Jones) through cell and Verlet lists |
 //!
@@ -34,6 +35,7 @@
 //! allows 1e-5). The vector `rsqrt` is the hardware estimate plus one
 //! Newton–Raphson step (a few 1e-7 relative); the rest is f32 summation.
 
+mod block_pair;
 mod engine;
 mod isa;
 mod lanes;
@@ -42,6 +44,7 @@ mod md;
 mod schedule;
 mod simd;
 
+pub(crate) use block_pair::CpuBlockForces;
 pub(crate) use engine::CpuEngine;
 pub use isa::Isa;
 pub(crate) use md::MdEngine;

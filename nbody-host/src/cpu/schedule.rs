@@ -5,7 +5,7 @@
 
 use rayon::prelude::*;
 
-use super::loops::AccBlock;
+use super::loops::{AccBlock, ForceLoops, Soa};
 
 /// The fewest blocks the schedule cuts the bodies into (when there are that
 /// many register groups): enough tiles per round to keep a few threads busy
@@ -68,7 +68,7 @@ pub(crate) fn round(nb: usize, r: usize) -> (Vec<(usize, usize)>, Vec<usize>) {
 }
 
 /// `v` cut at `bounds` (ascending, from 0 to `v.len()`).
-fn split_blocks<'a>(mut v: &'a mut [f32], bounds: &[usize]) -> Vec<&'a mut [f32]> {
+pub(super) fn split_blocks<'a>(mut v: &'a mut [f32], bounds: &[usize]) -> Vec<&'a mut [f32]> {
     bounds
         .windows(2)
         .map(|w| {
@@ -144,6 +144,32 @@ pub(crate) fn for_each_tile(
         }
         tiles.into_par_iter().for_each(&tile);
     }
+}
+
+/// Adds to `ax`, `ay`, `az` (the padded length `bounds.last()`) every pair
+/// of the first `n` bodies of `soa` once, by Newton's third law: the tiles
+/// of the schedule with block boundaries `bounds`, round by round
+/// ([`for_each_tile`]), the diagonal tiles against their real bodies only.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn third_law(
+    loops: &ForceLoops,
+    soa: &Soa,
+    bounds: &[usize],
+    n: usize,
+    ax: &mut [f32],
+    ay: &mut [f32],
+    az: &mut [f32],
+    eps2: f32,
+) {
+    for_each_tile(bounds, ax, ay, az, |tile| match tile {
+        Tile::Diagonal(mut d) => {
+            let nj = n.saturating_sub(d.start);
+            loops.tri_diag(soa, d.start, &mut d.acc, nj, eps2);
+        }
+        Tile::Pair { mut i, mut j } => {
+            loops.tri_pair(soa, i.start, &mut i.acc, j.start, &mut j.acc, eps2);
+        }
+    })
 }
 
 #[cfg(test)]

@@ -4,6 +4,8 @@
 
 // The pure launch-budget logic is compiled and unit-tested in every build; the
 // engine that uses it only with the `cuda` feature.
+#[cfg(feature = "cuda")]
+mod block_pair;
 #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 mod budget;
 #[cfg(feature = "cuda")]
@@ -11,11 +13,14 @@ mod engine;
 #[cfg(feature = "cuda")]
 mod limits;
 #[cfg(feature = "cuda")]
+pub(crate) use block_pair::CudaBlockForces;
+#[cfg(feature = "cuda")]
 pub(crate) use engine::CudaEngine;
 
 #[cfg(not(feature = "cuda"))]
 mod stand_in {
     use glam::Vec3;
+    use gpu_kernels::Vec4;
 
     use crate::config::Params;
     use crate::engine::{BackendKind, Divergence, Engine};
@@ -53,7 +58,44 @@ mod stand_in {
             match *self {}
         }
     }
+
+    /// Stand-in for the CUDA block-pair primitive: uninhabited.
+    pub(crate) enum CudaBlockForces {}
+
+    impl CudaBlockForces {
+        /// Always [`Error::CudaNotCompiled`].
+        pub(crate) fn new(_device: u32, _params: &Params, _max: f32) -> Result<CudaBlockForces> {
+            Err(Error::CudaNotCompiled)
+        }
+    }
+
+    impl crate::block_pair::BlockForces for CudaBlockForces {
+        fn kind(&self) -> BackendKind {
+            match *self {}
+        }
+        fn pull(&mut self, _: &[Vec4], _: &[Vec4], _: &mut [Vec4]) -> Result<()> {
+            match *self {}
+        }
+        fn pull_pair(
+            &mut self,
+            _: &[Vec4],
+            _: &[Vec4],
+            _: &mut [Vec4],
+            _: &mut [Vec4],
+        ) -> Result<()> {
+            match *self {}
+        }
+        fn pull_within(&mut self, _: &[Vec4], _: &mut [Vec4]) -> Result<()> {
+            match *self {}
+        }
+        fn potential_within(&mut self, _: &[Vec4]) -> Result<f64> {
+            match *self {}
+        }
+        fn potential_between(&mut self, _: &[Vec4], _: &[Vec4]) -> Result<f64> {
+            match *self {}
+        }
+    }
 }
 
 #[cfg(not(feature = "cuda"))]
-pub(crate) use stand_in::CudaEngine;
+pub(crate) use stand_in::{CudaBlockForces, CudaEngine};

@@ -52,11 +52,13 @@
 //! `device_memory.rs` (global buffers, word access), `barrier.rs`
 //! (rendezvous and deadlock detection), `race_detector.rs`,
 //! `worker_pool.rs` (the OS threads), `engine.rs` (launch plans on top) and
-//! `md.rs` (the short-range MD plan's device).
+//! `md.rs` (the short-range MD plan's device) and `block_pair.rs` (the
+//! block-pair primitive's launches).
 
 use std::sync::{Mutex, MutexGuard};
 
 mod barrier;
+mod block_pair;
 mod device_memory;
 mod engine;
 mod launch;
@@ -66,6 +68,7 @@ mod md;
 mod race_detector;
 mod worker_pool;
 
+pub(crate) use block_pair::EmulatorBlockForces;
 pub use device_memory::DeviceMemory;
 pub(crate) use engine::EmulatorEngine;
 pub use launch::{EmuThread, LaunchOptions, launch};

@@ -13,6 +13,7 @@
 //! kernel family has one (SIMT and tiled); a kick followed by a drift by the
 //! same `dt` becomes one fused per-body kernel.
 
+pub(crate) mod block_pair;
 // Not wired into `Simulation` yet: its tests drive it.
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) mod md;
@@ -294,23 +295,7 @@ impl Plan {
                 vec![Op::Launch(launch, shape::tiled(n, block))]
             }
             (Kernel::Triangle { block }, guard) => {
-                let launch = if guard {
-                    Launch::TriangleAccelGuarded {
-                        pos,
-                        acc,
-                        n,
-                        g,
-                        eps2,
-                    }
-                } else {
-                    Launch::TriangleAccel {
-                        pos,
-                        acc,
-                        n,
-                        g,
-                        eps2,
-                    }
-                };
+                let launch = triangle_launch(guard, pos, acc, n, g, eps2);
                 let shape = shape::triangle(n, block).expect("grid checked in Plan::new");
                 vec![Op::ZeroAcc, Op::Launch(launch, shape)]
             }
@@ -421,6 +406,34 @@ impl Plan {
             step,
             flag: Buf::Flag,
         })
+    }
+}
+
+/// The triangle kernel's launch (`acc += G a(pos)`), guarded or not.
+pub(crate) fn triangle_launch<B>(
+    guard: bool,
+    pos: B,
+    acc: B,
+    n: u32,
+    g: f32,
+    eps2: f32,
+) -> Launch<B> {
+    if guard {
+        Launch::TriangleAccelGuarded {
+            pos,
+            acc,
+            n,
+            g,
+            eps2,
+        }
+    } else {
+        Launch::TriangleAccel {
+            pos,
+            acc,
+            n,
+            g,
+            eps2,
+        }
     }
 }
 

@@ -1,0 +1,264 @@
+//! The block-pair primitive as kernel launches: what the emulator and the
+//! CUDA backend run for [`BlockForces`](crate::block_pair::BlockForces)
+//! (the same launches on both, as for whole simulations).
+//!
+//! Buffers are named by role ([`PairBuf`]); each method gives the one launch
+//! of an operation, or `None` when a block is empty (nothing to do).
+
+use gpu_kernels::entry::Launch;
+use gpu_kernels::shape::{self, LaunchShape, TRIANGLE_MAX_BLOCK};
+
+use super::triangle_launch;
+use crate::block_pair::{gravity_of, needs_guard};
+use crate::config::Params;
+use crate::error::{Error, Result};
+
+/// A device buffer of a block-pair launch, by role.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum PairBuf {
+    /// Block `I`'s positions and masses (`ni` × `Vec4`).
+    PosI,
+    /// Block `J`'s positions and masses (`nj` × `Vec4`).
+    PosJ,
+    /// Accelerations of `I` (`ni` × `Vec4`), added to.
+    AccI,
+    /// Reactions on `J` (`nj` × `Vec4`), added to.
+    ReactJ,
+    /// `f64` partial sums of a potential.
+    Partials,
+}
+
+/// One launch: the entry point with its arguments, and its shape.
+pub(crate) type PairLaunch = (Launch<PairBuf>, LaunchShape);
+
+/// The launches of the block-pair operations for one force law and kernel
+/// block size.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct PairPlan {
+    eps2: f32,
+    /// The guarded kernels (zero softening, or masses that could overflow).
+    guard: bool,
+    /// Threads per block of the tiled-like kernels: the run's kernel block.
+    block: u32,
+    /// Threads per block of the register-blocked (triangle-like) kernels.
+    pair_block: u32,
+}
+
+impl PairPlan {
+    /// The plan for `params` (gravity only), guarded if the run's heaviest
+    /// body `max_mass` needs it.
+    pub(crate) fn new(params: &Params, max_mass: f32) -> Result<PairPlan> {
+        let eps2 = gravity_of(params)?.eps2();
+        let block = params.kernel().block();
+        Ok(PairPlan {
+            eps2,
+            guard: needs_guard(params, max_mass)?,
+            block,
+            pair_block: block.min(TRIANGLE_MAX_BLOCK),
+        })
+    }
+
+    /// `acc_i += pull of J on I` ([`Launch::BlockPull`]).
+    pub(crate) fn pull(&self, ni: u32, nj: u32) -> Option<PairLaunch> {
+        if ni == 0 || nj == 0 {
+            return None;
+        }
+        let (pos_i, pos_j, acc, eps2) = (PairBuf::PosI, PairBuf::PosJ, PairBuf::AccI, self.eps2);
+        let launch = if self.guard {
+            Launch::BlockPullGuarded {
+                pos_i,
+                pos_j,
+                acc,
+                ni,
+                nj,
+                eps2,
+            }
+        } else {
+            Launch::BlockPull {
+                pos_i,
+                pos_j,
+                acc,
+                ni,
+                nj,
+                eps2,
+            }
+        };
+        Some((launch, shape::tiled(ni, self.block)))
+    }
+
+    /// Each cross pair once, both halves ([`Launch::BlockPair`]);
+    /// [`Error::GridTooLarge`] past the grid limit.
+    pub(crate) fn pull_pair(&self, ni: u32, nj: u32) -> Result<Option<PairLaunch>> {
+        if ni == 0 || nj == 0 {
+            return Ok(None);
+        }
+        let shape = shape::block_pair(ni, nj, self.pair_block).ok_or_else(|| {
+            let s = shape::triangle_group_size(self.pair_block) as u64;
+            Error::GridTooLarge {
+                kernel: "block_pair",
+                n: ni.max(nj) as usize,
+                block: self.pair_block,
+                blocks: (ni as u64).div_ceil(s) * (nj as u64).div_ceil(s),
+                max: shape::MAX_GRID,
+            }
+        })?;
+        let (pos_i, pos_j, acc_i, react_j, eps2) = (
+            PairBuf::PosI,
+            PairBuf::PosJ,
+            PairBuf::AccI,
+            PairBuf::ReactJ,
+            self.eps2,
+        );
+        let launch = if self.guard {
+            Launch::BlockPairGuarded {
+                pos_i,
+                pos_j,
+                acc_i,
+                react_j,
+                ni,
+                nj,
+                eps2,
+            }
+        } else {
+            Launch::BlockPair {
+                pos_i,
+                pos_j,
+                acc_i,
+                react_j,
+                ni,
+                nj,
+                eps2,
+            }
+        };
+        Ok(Some((launch, shape)))
+    }
+
+    /// The pairs within `I` once: the triangle kernel with `G = 1`, adding
+    /// to [`PairBuf::AccI`].
+    pub(crate) fn pull_within(&self, ni: u32) -> Result<Option<PairLaunch>> {
+        let shape = shape::triangle(ni, self.pair_block).ok_or(Error::GridTooLarge {
+            kernel: "triangle",
+            n: ni as usize,
+            block: self.pair_block,
+            blocks: shape::triangle_blocks(ni, self.pair_block),
+            max: shape::MAX_GRID,
+        })?;
+        if shape.grid == 0 {
+            return Ok(None);
+        }
+        let launch = triangle_launch(self.guard, PairBuf::PosI, PairBuf::AccI, ni, 1.0, self.eps2);
+        Ok(Some((launch, shape)))
+    }
+
+    /// The potential of the pairs within `I`: the energy kernel, with
+    /// [`PairBuf::AccI`] (zeros) as the velocities, whose kinetic partial
+    /// sums are not used ([`finish_within`](Self::finish_within)).
+    pub(crate) fn potential_within(&self, ni: u32) -> Option<PairLaunch> {
+        (ni > 0).then(|| {
+            (
+                Launch::Energy {
+                    pos: PairBuf::PosI,
+                    vel: PairBuf::AccI,
+                    n: ni,
+                    eps2: self.eps2,
+                    partials: PairBuf::Partials,
+                },
+                shape::energy(ni, self.block),
+            )
+        })
+    }
+
+    /// `f64` partial sums [`potential_within`](Self::potential_within) writes.
+    pub(crate) fn within_partials(&self, ni: u32) -> usize {
+        shape::energy_partials(ni, self.block) as usize
+    }
+
+    /// The pair sum from [`potential_within`](Self::potential_within)'s
+    /// partials (every pair was counted twice).
+    pub(crate) fn finish_within(partials: &[f64]) -> f64 {
+        0.5 * partials.iter().skip(1).step_by(2).sum::<f64>()
+    }
+
+    /// The potential between `I` and `J` ([`Launch::BlockPotential`]); its
+    /// partial sums add up to the pair sum.
+    pub(crate) fn potential_between(&self, ni: u32, nj: u32) -> Option<PairLaunch> {
+        (ni > 0 && nj > 0).then(|| {
+            (
+                Launch::BlockPotential {
+                    pos_i: PairBuf::PosI,
+                    pos_j: PairBuf::PosJ,
+                    ni,
+                    nj,
+                    eps2: self.eps2,
+                    partials: PairBuf::Partials,
+                },
+                shape::block_potential(ni, self.block),
+            )
+        })
+    }
+
+    /// `f64` partial sums [`potential_between`](Self::potential_between) writes.
+    pub(crate) fn between_partials(&self, ni: u32) -> usize {
+        shape::block_potential_partials(ni, self.block) as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Kernel;
+    use crate::force::ForceLaw;
+    use crate::integrator::Integrator;
+    use gpu_kernels::entry::Entry;
+
+    fn plan(eps: f64, block: u32) -> PairPlan {
+        let force = ForceLaw::gravity(1.0, eps).unwrap();
+        let params =
+            Params::new(0.01, force, Kernel::Tiled { block }, Integrator::Leapfrog).unwrap();
+        PairPlan::new(&params, 1.0).unwrap()
+    }
+
+    #[test]
+    fn empty_blocks_launch_nothing_and_the_rest_cover_their_bodies() {
+        let p = plan(0.1, 1024);
+        assert!(p.pull(0, 5).is_none() && p.pull(5, 0).is_none());
+        assert!(p.pull_pair(0, 5).unwrap().is_none());
+        assert!(p.pull_within(1).unwrap().is_none());
+        assert!(p.potential_within(0).is_none());
+        assert!(p.potential_between(3, 0).is_none());
+        let (l, s) = p.pull(3000, 17).unwrap();
+        assert_eq!(l.entry(), Entry::BlockPull);
+        assert!(s.grid * 2 * s.block >= 3000);
+        let (l, s) = p.pull_pair(3000, 17).unwrap().unwrap();
+        assert_eq!((l.entry(), s.block), (Entry::BlockPair, 512));
+        let (l, s) = p.pull_within(3000).unwrap().unwrap();
+        assert_eq!((l.entry(), s.block), (Entry::TriangleAccel, 512));
+        assert_eq!(l.args().as_slice()[3], gpu_kernels::entry::Arg::F32(1.0)); // G = 1
+        assert_eq!(p.within_partials(3000), 2 * 3000usize.div_ceil(1024));
+        assert_eq!(p.between_partials(3000), 3000usize.div_ceil(1024));
+    }
+
+    #[test]
+    fn zero_softening_launches_the_guarded_kernels() {
+        let p = plan(0.0, 64);
+        assert_eq!(p.pull(10, 10).unwrap().0.entry(), Entry::BlockPullGuarded);
+        let pair = p.pull_pair(10, 10).unwrap().unwrap().0.entry();
+        assert_eq!(pair, Entry::BlockPairGuarded);
+        let within = p.pull_within(10).unwrap().unwrap().0.entry();
+        assert_eq!(within, Entry::TriangleAccelGuarded);
+    }
+
+    #[test]
+    fn a_rectangle_past_the_grid_limit_is_an_error() {
+        let e = plan(0.1, 32).pull_pair(1 << 30, 1 << 30).unwrap_err();
+        assert!(matches!(e, Error::GridTooLarge { .. }), "{e}");
+    }
+
+    #[test]
+    fn only_gravity_and_sane_masses() {
+        let force = ForceLaw::gravity(1.0, 0.1).unwrap();
+        let params = Params::new(0.01, force, Kernel::default(), Integrator::Leapfrog).unwrap();
+        assert!(PairPlan::new(&params, f32::NAN).is_err());
+        assert!(PairPlan::new(&params, -1.0).is_err());
+    }
+}
