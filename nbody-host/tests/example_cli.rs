@@ -3,7 +3,7 @@
 //! needs no separately built binary. `main` only prints the error line,
 //! turns its status into the exit code and picks the progress display.
 
-#[allow(dead_code)]
+#[allow(dead_code, reason = "the test calls only part of the example")]
 #[path = "../../examples/nbody_tiled.rs"]
 mod nbody_tiled;
 
