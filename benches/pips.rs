@@ -2,8 +2,9 @@
 //! every kernel on every backend present.
 //!
 //! Criterion reports the throughput as "elements/s": each step counts `N^2`
-//! elements, so that figure *is* PIPS (the notebook's definition, also for the
-//! Newton's-third-law kernel, which computes each pair once).
+//! elements, so that figure *is* PIPS (NVIDIA Warp's N-body example's
+//! definition, also for the Newton's-third-law kernel, which computes each pair
+//! once).
 //!
 //! | group | sizes | what |
 //! | --- | --- | --- |

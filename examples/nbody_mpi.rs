@@ -38,7 +38,10 @@ use nbody_host::{Backend, Bodies, Params, Simulation};
 
 // The command line, the run loop and the report, shared with `nbody_tiled`
 // (whose one-process session this example does not use).
-#[allow(dead_code)]
+#[allow(
+    dead_code,
+    reason = "this example does not use the shared one-process session"
+)]
 #[path = "shared/nbody_cli.rs"]
 mod nbody_cli;
 

@@ -3,7 +3,7 @@
 //! output paths, and the stepping loop that writes checkpoints and archive
 //! records every `K` steps. Each example includes it with
 //! `#[path = "cli/mod.rs"] mod cli;` (it is not an example itself).
-#![allow(dead_code)] // each example uses its own subset
+#![allow(dead_code, reason = "each example uses its own subset")]
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
@@ -322,7 +322,10 @@ impl ProgressLines {
 /// archive record) and of each of `stops` (where it calls `at_stop` with the
 /// step reached), showing `progress` on `err`; then the final checkpoint and
 /// archive record. Returns the time spent in `Simulation::step` alone.
-#[allow(clippy::too_many_arguments)] // one call per example, each argument its own concern
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one call per example, each argument its own concern"
+)]
 pub fn drive(
     sim: &mut Simulation,
     target: u64,

@@ -602,7 +602,10 @@ macro_rules! forward_to_sim {
     };
 }
 // (`nbody_mpi` uses it by path; `nbody_tiled` only through `Local`.)
-#[allow(unused_imports)]
+#[allow(
+    unused_imports,
+    reason = "`nbody_mpi` uses it by path; `nbody_tiled` only through `Local`"
+)]
 pub(crate) use forward_to_sim;
 
 /// One simulation in this process, with its archive.

@@ -1,6 +1,6 @@
 //! Binning: the counting sort of bodies by cell that every neighbour-list
-//! build starts with (the seed paper's sort + scan), in three kernels around
-//! the scan of [`scan`](crate::scan):
+//! build starts with (the sort + scan of Compyle's worked example, SciPy 2020),
+//! in three kernels around the scan of [`scan`](crate::scan):
 //!
 //! 1. [`bin`]: wrap each body into the box (image counters updated), its cell
 //!    key, and a slot in its cell from an atomic count;
@@ -28,7 +28,10 @@ use crate::vec4::Vec4;
 /// # Safety
 /// `pos`, `tag`, `cell`, `slot` hold `n` elements, `counts` at least
 /// `nx ny nz` zeroed words; launched with [`shape::per_body`](crate::shape::per_body).
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one argument per PTX kernel parameter"
+)]
 pub unsafe fn bin<E: Exec>(
     e: &E,
     pos: Global<Vec4>,
@@ -103,7 +106,10 @@ pub unsafe fn scatter<E: Exec>(
 /// elements, `start` `cells + 1`; `order` is [`scatter`]'s output for these
 /// `cell` and `start`; outputs do not overlap inputs; launched with
 /// [`shape::per_body`](crate::shape::per_body).
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one argument per PTX kernel parameter"
+)]
 pub unsafe fn reorder<E: Exec>(
     e: &E,
     pos_in: Global<Vec4>,

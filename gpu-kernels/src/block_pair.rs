@@ -136,7 +136,10 @@ pub unsafe fn block_pull<E: Exec, const GUARD: bool>(
 /// `eps2`: softening length squared; `GUARD`: the guarded interaction (zero
 /// softening: coincident bodies of the two blocks then contribute exactly
 /// zero, not NaN), one `min` more per pair.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one argument per PTX kernel parameter"
+)]
 pub unsafe fn block_pair<E: Exec, const GUARD: bool>(
     e: &E,
     pos_i: Global<Vec4>,

@@ -64,6 +64,9 @@ impl Real for f32 {
     fn rsqrt(self) -> Self {
         // `1.0 / x.sqrt()` would become IEEE `sqrt.rn` + `div.rn` with slow
         // paths; the approximate, flush-to-zero form is one MUFU.RSQ.
+        // SAFETY: the declaration matches LLVM's `float @llvm.nvvm.rsqrt.approx.ftz.f(float)`,
+        // a pure intrinsic defined for every f32 (no memory, no preconditions), and this
+        // is only compiled for nvptx64, where NVVM provides it.
         unsafe { nvvm_rsqrt_approx_ftz(self) }
     }
 

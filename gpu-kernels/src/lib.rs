@@ -32,8 +32,10 @@
 //! emulator's dispatch.
 #![no_std]
 #![deny(missing_docs)]
-// `seq!` unrolling writes `index + 0` for the first copy of a loop body.
-#![allow(clippy::identity_op)]
+#![allow(
+    clippy::identity_op,
+    reason = "`seq!` unrolling writes `index + 0` for the first copy of a loop body"
+)]
 #![cfg_attr(
     target_arch = "nvptx64",
     feature(
@@ -45,7 +47,10 @@
         gpu_launch_sized_workgroup_mem,
         core_intrinsics
     ),
-    allow(internal_features)
+    allow(
+        internal_features,
+        reason = "`core_intrinsics` (NVVM intrinsics) and the PTX ABI are internal, nightly-only features"
+    )
 )]
 
 /// A loop unrolled `N` times, the factor written once: the body runs with

@@ -73,7 +73,11 @@ pub fn rcp(x: f32) -> f32 {
 /// `sigma^6`; `two_s6`: `2 sigma^6`; `c6`: `24 eps sigma^6`; `u6`:
 /// `4 eps sigma^6`; `ushift`: `u(r_c)` to subtract per pair within the
 /// cutoff, or 0 (energy only).
-#[allow(clippy::too_many_arguments, clippy::erasing_op)] // `U * WARP` with U = 0 from `seq!`
+#[allow(
+    clippy::too_many_arguments,
+    clippy::erasing_op,
+    reason = "one argument per PTX kernel parameter; `U * WARP` with U = 0 from `seq!`"
+)]
 pub unsafe fn lj_forces<E: Exec, const THERMO: bool>(
     e: &E,
     pos: Global<Vec4>,

@@ -60,7 +60,10 @@ fn offsets(cells: u32) -> (u32, u32) {
 /// multiple of [`NEIGHBOUR_GROUP`](crate::shape::NEIGHBOUR_GROUP), `ncount` `n`, `status`
 /// [`STATUS_WORDS`](crate::periodic::STATUS_WORDS); launched with
 /// [`shape::per_body`](crate::shape::per_body).
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one argument per PTX kernel parameter"
+)]
 pub unsafe fn build<E: Exec>(
     e: &E,
     pos: Global<Vec4>,

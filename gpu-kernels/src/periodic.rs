@@ -266,7 +266,10 @@ pub fn ghost_radius(rlist2: f32, l: [f32; 3]) -> f32 {
 /// # Safety
 /// `pos`, `vel` and `reference` hold `n` elements, `status`
 /// [`STATUS_WORDS`]; launched with [`shape::per_body`](crate::shape::per_body).
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one argument per PTX kernel parameter"
+)]
 pub unsafe fn drift_check<E: Exec>(
     e: &E,
     pos: Global<Vec4>,
@@ -294,8 +297,10 @@ pub unsafe fn drift_check<E: Exec>(
             let r = e.load(reference, i);
             let (dx, dy, dz) = (q.x - r.x, q.y - r.y, q.z - r.z);
             let d2 = Real::mul_add(dz, dz, Real::mul_add(dy, dy, dx * dx));
-            // `!(d2 <= limit2)`: a NaN position triggers a rebuild too.
-            #[allow(clippy::neg_cmp_op_on_partial_ord)]
+            #[allow(
+                clippy::neg_cmp_op_on_partial_ord,
+                reason = "`!(d2 <= limit2)` is also true for NaN, which must trigger a rebuild"
+            )]
             if !(d2 <= limit2) {
                 e.atomic_max_u32(status, STATUS_MOVED, 1);
             }
@@ -309,7 +314,10 @@ pub unsafe fn drift_check<E: Exec>(
 /// # Safety
 /// `pos` and `gcount` hold `n` elements; launched with
 /// [`shape::per_body`](crate::shape::per_body).
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one argument per PTX kernel parameter"
+)]
 pub unsafe fn ghost_count<E: Exec>(
     e: &E,
     pos: Global<Vec4>,
@@ -341,7 +349,10 @@ pub unsafe fn ghost_count<E: Exec>(
 /// # Safety
 /// `pos` holds `n + gcap` elements, `goff` `n`, `src` and `shift` `gcap`;
 /// launched with [`shape::per_body`](crate::shape::per_body)`(n, ..)`.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one argument per PTX kernel parameter"
+)]
 pub unsafe fn ghost_place<E: Exec>(
     e: &E,
     pos: Global<Vec4>,

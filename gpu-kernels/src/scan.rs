@@ -1,6 +1,7 @@
 //! Exclusive prefix sums of `u32` over the whole grid: a block-level scan,
 //! a pass over the block sums, and a pass that adds them back (the
-//! reduce-then-scan of the seed paper's cell starts, and of the ghost slots).
+//! reduce-then-scan of the cell starts in Compyle's worked example, SciPy
+//! 2020, and of the ghost slots).
 //!
 //! 1. [`scan_blocks`]: each block scans `blockDim` elements in shared memory
 //!    (Hillis-Steele, ping-pong buffers: `log2(blockDim)` barriers, no

@@ -90,7 +90,10 @@ pub trait BlockForces: Send {
 /// Softened gravity's parameters, or [`Error::Unsupported`] for a force
 /// law the block-pair kernels do not evaluate.
 pub(crate) fn gravity_of(params: &Params) -> Result<Gravity> {
-    #[allow(unreachable_patterns)] // other force laws are coming (`#[non_exhaustive]`)
+    #[allow(
+        unreachable_patterns,
+        reason = "other force laws are coming (`#[non_exhaustive]`)"
+    )]
     match params.force() {
         ForceLaw::Gravity(g) => Ok(g),
         other => Err(Error::Unsupported(format!(

@@ -45,7 +45,10 @@ mod cuda;
 #[cfg(feature = "mpi")]
 pub mod distributed;
 #[cfg(not(feature = "mpi"))]
-#[allow(dead_code)]
+#[allow(
+    dead_code,
+    reason = "without `mpi` only the schedule is compiled, for its unit tests"
+)]
 mod distributed;
 pub mod emulator;
 mod engine;

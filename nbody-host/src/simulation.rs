@@ -1,20 +1,30 @@
 //! [`Simulation`]: the one type users step.
+//!
+//! This file holds the type, its start, its steps and its reads: they share
+//! the engine's lock and the per-step caches (host mirror, energy, thermo)
+//! that a step clears and a read fills. The rest is in `simulation/`:
+//! `builder.rs` ([`SimulationBuilder`]: settings, validated at `build`),
+//! `edit.rs` (adding and removing bodies, cloning: engine restarts) and
+//! `persist.rs` (`.npy` snapshots, checkpoints and resuming).
 
-use std::path::Path;
+mod builder;
+mod edit;
+mod persist;
+
+pub use builder::SimulationBuilder;
+
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use glam::Vec3;
 
 use crate::backend::{self, Backend};
-use crate::config::{Kernel, Params};
+use crate::config::Params;
 use crate::engine::{BackendKind, Engine};
 use crate::error::{Error, Result};
 use crate::force::ForceLaw;
-use crate::integrator::Integrator;
-use crate::md::{Boundary, MdState, MdStats, Neighbours, Thermo};
+use crate::md::{Boundary, MdState, MdStats, Thermo};
 use crate::memory;
-use crate::snapshot::{self, Checkpoint};
-use crate::state::{Bodies, Body, Energy, Momentum, State};
+use crate::state::{Bodies, Energy, Momentum, State};
 
 /// A running direct-summation N-body simulation.
 ///
@@ -75,182 +85,7 @@ pub struct Simulation {
     thermo: OnceLock<Thermo>,
 }
 
-/// Configures and builds a [`Simulation`]; every setter has a default (those
-/// of NVIDIA Warp's N-body example: `dt = 0.01`, softening `0.1`, `G = 1`,
-/// tiled kernel with 256 threads, semi-implicit Euler; and [`Backend::Auto`]).
-#[derive(Clone, Debug)]
-pub struct SimulationBuilder {
-    pub(crate) bodies: Bodies,
-    pub(crate) dt: f64,
-    pub(crate) softening: f64,
-    pub(crate) g: f64,
-    /// A force law other than gravity, set by [`force`](Self::force).
-    pub(crate) force: Option<ForceLaw>,
-    /// Whether softening or `G` was set after such a force law.
-    pub(crate) gravity_after_force: bool,
-    pub(crate) boundary: Boundary,
-    pub(crate) neighbours: Neighbours,
-    pub(crate) md: Option<MdState>,
-    pub(crate) kernel: Kernel,
-    pub(crate) integrator: Integrator,
-    pub(crate) backend: Backend,
-    pub(crate) start_step: u64,
-    pub(crate) start_time: f64,
-}
-
-impl SimulationBuilder {
-    /// Time step (finite, `> 0`).
-    pub fn dt(mut self, dt: f64) -> Self {
-        self.dt = dt;
-        self
-    }
-
-    /// Plummer softening length `eps` (finite, `>= 0`) of gravity.
-    pub fn softening(mut self, eps: f64) -> Self {
-        self.softening = eps;
-        self.gravity_after_force = self.force.is_some();
-        self
-    }
-
-    /// Gravitational constant `G` (finite, `> 0`).
-    pub fn gravitational_constant(mut self, g: f64) -> Self {
-        self.g = g;
-        self.gravity_after_force = self.force.is_some();
-        self
-    }
-
-    /// The force law, replacing gravity's softening and `G` set before
-    /// (the default is softened gravity; see [`ForceLaw`]). Setting the
-    /// softening or `G` after a force law other than gravity makes
-    /// [`build`](Self::build) fail ([`Error::InvalidCombination`]).
-    pub fn force(mut self, force: ForceLaw) -> Self {
-        match force {
-            ForceLaw::Gravity(g) => {
-                self.softening = g.softening() as f64;
-                self.g = g.g() as f64;
-                self.force = None;
-            }
-            other => self.force = Some(other),
-        }
-        self.gravity_after_force = false;
-        self
-    }
-
-    /// The space: [`Boundary::Open`] (the default) or a periodic box.
-    pub fn boundary(mut self, boundary: Boundary) -> Self {
-        self.boundary = boundary;
-        self
-    }
-
-    /// How a short-range force enumerates its pairs (default
-    /// [`Neighbours::Auto`]).
-    pub fn neighbours(mut self, neighbours: Neighbours) -> Self {
-        self.neighbours = neighbours;
-        self
-    }
-
-    /// Continues a short-range run: its image counters (one per body) and,
-    /// if recorded, where its neighbour lists were built, for a
-    /// bit-identical continuation (from [`Simulation::md_state`]; set by
-    /// [`Simulation::resume`] and [`Snapshot::builder`](crate::snapshot::Snapshot::builder)).
-    pub fn md_state(mut self, state: MdState) -> Self {
-        self.md = Some(state);
-        self
-    }
-
-    /// Force algorithm and block size.
-    pub fn kernel(mut self, kernel: Kernel) -> Self {
-        self.kernel = kernel;
-        self
-    }
-
-    /// Time integrator.
-    pub fn integrator(mut self, integrator: Integrator) -> Self {
-        self.integrator = integrator;
-        self
-    }
-
-    /// Where to run, with that backend's options.
-    pub fn backend(mut self, backend: Backend) -> Self {
-        self.backend = backend;
-        self
-    }
-
-    /// Applies an autotuning result: its kernel (and block size) and, for a
-    /// profile measured on the CPU, its CPU blocking, which makes the backend
-    /// [`Backend::Cpu`] unless another backend than [`Backend::Auto`] was
-    /// chosen. Later calls of [`backend`](Self::backend) override it.
-    pub fn tuned_for(mut self, profile: &crate::TuningProfile) -> Self {
-        self.kernel = profile.kernel;
-        if let (Some(tuning), Backend::Auto | Backend::Cpu(_)) = (profile.cpu_tuning, self.backend)
-        {
-            self.backend = Backend::Cpu(tuning);
-        }
-        self
-    }
-
-    /// The step count and time to start from (what [`Simulation::steps_done`]
-    /// and [`Simulation::time`] count on from); set by [`Simulation::resume`].
-    pub(crate) fn start_at(mut self, step: u64, time: f64) -> Self {
-        self.start_step = step;
-        self.start_time = time;
-        self
-    }
-
-    /// The validated parameters of the settings (what [`build`](Self::build)
-    /// and a distributed run start with).
-    pub(crate) fn params(&self) -> Result<Params> {
-        let force = match self.force {
-            Some(force) if self.gravity_after_force => {
-                return Err(Error::InvalidCombination(format!(
-                    "softening and G are parameters of gravity, but the force law is {force}"
-                )));
-            }
-            Some(force) => force,
-            None => ForceLaw::gravity(self.g, self.softening)?,
-        };
-        Params::new(self.dt, force, self.kernel, self.integrator)?
-            .with_boundary(self.boundary, self.neighbours)
-    }
-
-    /// Validates everything, checks the host memory the engine needs
-    /// ([`Error::HostMemoryExceeded`]), and starts the backend.
-    pub fn build(self) -> Result<Simulation> {
-        let params = self.params()?;
-        Simulation::start(
-            self.bodies,
-            params,
-            self.backend,
-            self.start_step,
-            self.start_time,
-            self.md,
-        )
-    }
-}
-
 impl Simulation {
-    /// Starts configuring a simulation of `bodies` (e.g. from [`crate::ic`],
-    /// [`Bodies::from_arrays`] or [`snapshot::load_npy`]).
-    pub fn builder(bodies: Bodies) -> SimulationBuilder {
-        let d = Params::default();
-        SimulationBuilder {
-            bodies,
-            dt: d.dt_f64(),
-            softening: d.gravity().softening() as f64,
-            g: d.gravity().g() as f64,
-            force: None,
-            gravity_after_force: false,
-            boundary: d.boundary(),
-            neighbours: d.neighbours(),
-            md: None,
-            kernel: d.kernel(),
-            integrator: d.integrator(),
-            backend: Backend::Auto,
-            start_step: 0,
-            start_time: 0.0,
-        }
-    }
-
     /// Validates `bodies` and the launch shapes, checks the memory, starts
     /// the engine: what [`SimulationBuilder::build`] and every rebuild do.
     fn start(
@@ -588,118 +423,9 @@ impl Simulation {
 
     /// What enumerates the pairs, named as it runs: the GPU kernel family
     /// (`"simt"`, `"tiled"`, `"triangle"`), or on the CPU `"all-pairs"` or
-    /// `"third-law"` (see [`Kernel`]).
+    /// `"third-law"` (see [`Kernel`](crate::Kernel)).
     pub fn method(&self) -> &'static str {
         self.engine().method()
-    }
-
-    /// Adds a body (REBOUND's `sim.add`). The engine is started again from
-    /// the current state with the new body, keeping time, step count,
-    /// parameters and backend: O(N) work and, while it runs, memory for two
-    /// engines; add many at once with [`extend`](Self::extend). A bad body
-    /// is an error naming it (its index is `len()` before the call), and
-    /// the simulation is unchanged on any error. For leapfrog, the
-    /// accelerations are computed afresh, including the new body's pull.
-    ///
-    /// ```
-    /// use nbody_host::{Backend, Bodies, Body, Simulation};
-    ///
-    /// let sun = Bodies::from_arrays(&[[0.0; 3]], &[[0.0; 3]], &[1.0])?;
-    /// let mut sim = Simulation::builder(sun).softening(0.0).dt(1e-3).backend(Backend::cpu()).build()?;
-    /// sim.add(Body::new(1e-3, [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]))?;
-    /// sim.integrate_to(1.0)?;
-    /// assert_eq!(sim.len(), 2);
-    /// let planet = sim.remove(1)?;
-    /// assert!((planet.position.length() - 1.0).abs() < 1e-2); // a circular orbit
-    /// assert!(sim.add(Body::new(-1.0, [0.0; 3], [0.0; 3])).is_err()); // names the mass
-    /// # Ok::<(), nbody_host::Error>(())
-    /// ```
-    pub fn add(&mut self, body: Body) -> Result<()> {
-        let mut bodies = self.live_bodies()?.clone();
-        bodies.push(body);
-        let md = self.images_for(|images| images.push([0; 3]))?;
-        self.restart(bodies, md)
-    }
-
-    /// Adds all of `more` (see [`add`](Self::add)) with one restart.
-    pub fn extend(&mut self, more: &Bodies) -> Result<()> {
-        let mut bodies = self.live_bodies()?.clone();
-        bodies.positions.extend_from_slice(&more.positions);
-        bodies.velocities.extend_from_slice(&more.velocities);
-        bodies.masses.extend_from_slice(&more.masses);
-        let md = self.images_for(|images| images.resize(images.len() + more.len(), [0; 3]))?;
-        self.restart(bodies, md)
-    }
-
-    /// The image counters changed by `edit` (a body added or removed: the
-    /// lists are built afresh), in a periodic box.
-    fn images_for(&self, edit: impl FnOnce(&mut Vec<[i32; 3]>)) -> Result<Option<MdState>> {
-        Ok(self.engine().images()?.map(|mut images| {
-            edit(&mut images);
-            MdState::with_images(images)
-        }))
-    }
-
-    /// Removes body `index` and returns it; the others keep their order
-    /// (so indices above `index` move down by one). Restarts the engine as
-    /// [`add`](Self::add) does. [`Error::NoSuchBody`] past the end,
-    /// [`Error::NoBodies`] for the last body.
-    pub fn remove(&mut self, index: usize) -> Result<Body> {
-        let mut bodies = self.live_bodies()?.clone();
-        let body = bodies
-            .remove(index)
-            .ok_or(Error::NoSuchBody { index, n: self.n })?;
-        let md = self.images_for(|images| {
-            images.remove(index);
-        })?;
-        self.restart(bodies, md)?;
-        Ok(body)
-    }
-
-    /// A second, independent simulation in the same state (time, step
-    /// count, parameters, backend) on an engine of its own, which continues
-    /// bit-identically where the backend is deterministic (see
-    /// [`Simulation::resume`]). Fails where the second engine cannot start
-    /// (CUDA device memory), which is why this is not `Clone`.
-    ///
-    /// ```
-    /// use nbody_host::{Backend, Simulation, ic};
-    ///
-    /// let mut a = Simulation::builder(ic::plummer(64, 1)).backend(Backend::cpu()).build()?;
-    /// a.step(3)?;
-    /// let mut b = a.try_clone()?;
-    /// a.step(5)?;
-    /// b.step(5)?;
-    /// assert_eq!(a.state()?, b.state()?);
-    /// # Ok::<(), nbody_host::Error>(())
-    /// ```
-    pub fn try_clone(&self) -> Result<Simulation> {
-        let mut copy = Simulation::start(
-            self.bodies()?.clone(),
-            self.params,
-            self.backend,
-            self.step,
-            self.time,
-            self.md_state()?,
-        )?;
-        copy.diverged = self.diverged;
-        Ok(copy)
-    }
-
-    /// The bodies, or [`Error::Diverged`] for a run that diverged (whose
-    /// state cannot start an engine).
-    fn live_bodies(&self) -> Result<&Bodies> {
-        if let Some((step, body)) = self.diverged {
-            return Err(Error::Diverged { step, body });
-        }
-        self.bodies()
-    }
-
-    /// Replaces the engine by one started from `bodies`, keeping everything
-    /// else; on error nothing changes.
-    fn restart(&mut self, bodies: Bodies, md: Option<MdState>) -> Result<()> {
-        *self = Simulation::start(bodies, self.params, self.backend, self.step, self.time, md)?;
-        Ok(())
     }
 
     /// The validated parameters.
@@ -727,94 +453,6 @@ impl Simulation {
     /// a time, whatever the `dt` of the steps before a resume.
     pub fn time(&self) -> f64 {
         self.time
-    }
-
-    /// Saves the bodies as a numpy `.npy` file of shape `(N, 7)`
-    /// ([`snapshot::save_npy`]); refuses a diverged simulation
-    /// ([`Error::NonFiniteSnapshot`]).
-    pub fn save_npy(&self, path: impl AsRef<Path>) -> Result<()> {
-        let path = path.as_ref();
-        self.refuse_if_diverged(path)?;
-        snapshot::save_npy(path, self.bodies()?)
-    }
-
-    /// Writes a [`Checkpoint`] (state, step, time, parameters, backend; for
-    /// short-range forces also the image counters and where the neighbour
-    /// lists were built) atomically, for [`Simulation::resume`]; refuses a
-    /// diverged simulation ([`Error::NonFiniteSnapshot`]).
-    pub fn save_checkpoint(&self, path: impl AsRef<Path>) -> Result<()> {
-        let path = path.as_ref();
-        self.refuse_if_diverged(path)?;
-        Checkpoint {
-            state: self.state()?,
-            params: self.params,
-            backend: self.backend(),
-        }
-        .save_with_md(path, self.md_state()?.as_ref())
-    }
-
-    /// A builder that continues the run saved by [`Simulation::save_checkpoint`]:
-    /// same bodies, step count, time and parameters (any of which but the
-    /// step count and time the builder can still change; the clock goes on
-    /// from the checkpoint's time with the new `dt`). The backend is
-    /// [`Backend::Auto`] unless set; on the backend it was saved from, the
-    /// continued run is bit-identical to one that was never interrupted.
-    ///
-    /// ```
-    /// use nbody_host::{Backend, Simulation, ic};
-    ///
-    /// let dir = tempfile::tempdir().unwrap();
-    /// let path = dir.path().join("run.ckpt");
-    /// let build = || Simulation::builder(ic::plummer(64, 5)).dt(0.01).backend(Backend::cpu()).build();
-    /// let mut straight = build()?;
-    /// straight.step(10)?;
-    /// let mut first = build()?;
-    /// first.step(4)?;
-    /// first.save_checkpoint(&path)?;
-    /// let mut resumed = Simulation::resume(&path)?.backend(Backend::cpu()).build()?;
-    /// resumed.step(6)?;
-    /// assert_eq!(resumed.state()?, straight.state()?); // bits, step and time
-    /// # Ok::<(), nbody_host::Error>(())
-    /// ```
-    pub fn resume(path: impl AsRef<Path>) -> Result<SimulationBuilder> {
-        let (checkpoint, md) = Checkpoint::load_with_md(path)?;
-        let builder = Simulation::from_checkpoint(checkpoint);
-        Ok(match md {
-            Some(md) => builder.md_state(md),
-            None => builder,
-        })
-    }
-
-    /// A builder that continues from a loaded [`Checkpoint`] (see
-    /// [`Simulation::resume`]; a short-range run's image counters and lists,
-    /// which [`Checkpoint::load_with_md`] reads, go to
-    /// [`SimulationBuilder::md_state`]).
-    pub fn from_checkpoint(checkpoint: Checkpoint) -> SimulationBuilder {
-        Simulation::continue_from(checkpoint.state, &checkpoint.params)
-    }
-
-    /// A builder that continues from `state` with `params` (a checkpoint's
-    /// or an archive record's): same bodies, step count, time and parameters.
-    pub(crate) fn continue_from(state: State, params: &Params) -> SimulationBuilder {
-        // f32 -> f64 -> f32 is exact: the continued run gets the very same bits.
-        Simulation::builder(state.bodies)
-            .dt(params.dt_f64())
-            .force(params.force())
-            .boundary(params.boundary())
-            .neighbours(params.neighbours())
-            .kernel(params.kernel())
-            .integrator(params.integrator())
-            .start_at(state.step, state.time)
-    }
-
-    fn refuse_if_diverged(&self, path: &Path) -> Result<()> {
-        match self.diverged {
-            Some((_, body)) => Err(Error::NonFiniteSnapshot {
-                path: path.to_path_buf(),
-                body,
-            }),
-            None => Ok(()),
-        }
     }
 
     /// Seconds the device spent stepping, where the backend times it itself

@@ -1,7 +1,7 @@
 //! The `autotune` example, run in-process on tiny sweeps: the chart and the
 //! profile are written, and the profile applies to a new simulation.
 
-#[allow(dead_code)]
+#[allow(dead_code, reason = "the test calls only part of the example")]
 #[path = "../../examples/autotune.rs"]
 mod autotune;
 

@@ -1,11 +1,11 @@
-//! The seed notebook's validation: the tiled and SIMT kernels, run through the
-//! emulator, follow the same trajectories.
+//! NVIDIA Warp's N-body example's validation: the tiled and SIMT kernels, run
+//! through the emulator, follow the same trajectories.
 //!
 //! Both kernels add the pair terms of body `i` in the same order (`j = 0, 1,
 //! ..., N - 1`; the tiled kernel only stages them through shared memory) with
 //! the same FMA sequence from `interaction`, and the integrators are the same
 //! code, so in exact IEEE arithmetic their trajectories are identical
-//! bit for bit: the notebook's L2 error of exactly zero, here after 100 steps.
+//! bit for bit: the example's L2 error of exactly zero, here after 100 steps.
 
 use nbody_host::{Backend, Integrator, Kernel, Simulation, ic};
 

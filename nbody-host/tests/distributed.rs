@@ -24,7 +24,10 @@
 //! acceleration bound doubled for the drift of `S_i`), so two runs are
 //! within twice that of each other.
 
-#![allow(clippy::needless_range_loop)] // per-body loops over several arrays read best indexed
+#![allow(
+    clippy::needless_range_loop,
+    reason = "per-body loops over several arrays read best indexed"
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

@@ -3,7 +3,7 @@
 //! needs no separately built binary. `main` only prints the error line,
 //! turns its status into the exit code and picks the progress display.
 
-#[allow(dead_code)]
+#[allow(dead_code, reason = "the test calls only part of the example")]
 #[path = "../../examples/nbody_tiled.rs"]
 mod nbody_tiled;
 
@@ -128,6 +128,30 @@ fn a_tiny_run_prints_the_result_line() {
     // Leapfrog on a Plummer sphere with a small step conserves energy well.
     assert!(de > 0.0 && de < 1e-4, "{de}");
     assert!(out.contains("triangle(block=64)"), "{out}");
+}
+
+/// Issue 14 defect 8, "name what ran": on the CPU, `--kernel tiled` runs the
+/// all-pairs loop below `CpuTuning::third_law_min_n` (1024) bodies and the
+/// Newton's-third-law loop from there on; the result line says which.
+#[test]
+fn the_result_line_names_the_cpu_loop_that_ran() {
+    for (n, want) in [("1023", "all-pairs"), ("1024", "third-law")] {
+        let out = run_ok(&[
+            "--n",
+            n,
+            "--steps",
+            "1",
+            "--kernel",
+            "tiled",
+            "--backend",
+            "cpu",
+            "--no-energy",
+        ]);
+        let f = result_fields(&out);
+        let get = |k: &str| f.iter().find(|(key, _)| key == k).unwrap().1.as_str();
+        assert_eq!(get("n"), n, "{out}");
+        assert_eq!(get("kernel"), want, "--kernel tiled --n {n}: {out}");
+    }
 }
 
 #[test]

@@ -385,3 +385,46 @@ fn semi_implicit_euler_and_reads_between_rebuilds() {
     b.step(40).unwrap();
     assert_eq!(fingerprint(&a), fingerprint(&b));
 }
+
+/// `Rebuild::Auto` rebuilds the lists at the first force evaluation after
+/// some atom has moved more than half the skin since the last build, never
+/// earlier and never later. Two atoms beyond the cutoff (no forces): one
+/// moves 0.0199 per step along x, through the box's face, so it is 0.199
+/// (just under half the skin, 0.2) from where the lists were built after 10
+/// steps and 0.2189 (just over) after 11.
+#[test]
+fn auto_rebuild_happens_exactly_when_an_atom_moved_half_the_skin() {
+    let bodies = Bodies::from_arrays(
+        &[[19.9, 2.0, 2.0], [10.0, 10.0, 10.0]],
+        &[[1.99, 0.0, 0.0], [0.0; 3]],
+        &[1.0, 1.0],
+    )
+    .unwrap();
+    let mut sim = Simulation::builder(bodies)
+        .force(lj())
+        .boundary(Boundary::cubic(20.0))
+        .neighbours(Neighbours::Cells(CellList {
+            rebuild: Rebuild::Auto,
+            ..CellList::new(0.4)
+        }))
+        .integrator(Integrator::VELOCITY_VERLET)
+        .dt(0.01)
+        .backend(Backend::cpu())
+        .build()
+        .unwrap();
+    let builds = |sim: &Simulation| sim.md_stats().unwrap().builds;
+    let first = builds(&sim);
+    for step in 1..=33u64 {
+        sim.step(1).unwrap();
+        assert_eq!(
+            builds(&sim) - first,
+            step / 11,
+            "after step {step}: x = {}",
+            sim.positions().unwrap()[0].x
+        );
+    }
+    // The moving atom crossed the face (its image counter says so), and the
+    // rebuilds measured its displacement through it.
+    assert_eq!(sim.images().unwrap().unwrap()[0], [1, 0, 0]);
+    assert_eq!(sim.md_stats().unwrap().dangerous_builds, 0);
+}

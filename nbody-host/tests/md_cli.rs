@@ -4,7 +4,7 @@
 //! with `--box`, checkpoints and archives with a bit-identical resume, the
 //! plot, and one-line errors with their exit statuses.
 
-#[allow(dead_code)]
+#[allow(dead_code, reason = "the test calls only part of the example")]
 #[path = "../../examples/lj_melt.rs"]
 mod lj_melt;
 

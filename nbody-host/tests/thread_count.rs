@@ -92,9 +92,11 @@ fn lennard_jones_results_are_bit_identical_on_1_2_3_and_5_threads() {
             (t, pool)
         })
         .collect();
-    // 6^3 unit cells: 864 atoms, 3 cells per side (an odd number of
-    // layers: the half lists' wrap); 8^3: 2048 atoms, 4 per side.
-    for cells in [6, 8] {
+    // 4^3 unit cells: 256 atoms, 2 cells per side (each cell its own
+    // neighbour across both faces: the stencils' duplicates); 6^3: 864
+    // atoms, 3 cells per side (an odd number of layers: the half lists'
+    // wrap); 8^3: 2048 atoms, 4 per side.
+    for (cells, per_side) in [(4, 2), (6, 3), (8, 4)] {
         let (atoms, boundary): (Bodies, Boundary) =
             ic::fcc_lattice(cells, 0.8442, 1.44, 3).unwrap();
         let mut enumerations = vec![nbody_host::Neighbours::AllPairs];
@@ -121,6 +123,10 @@ fn lennard_jones_results_are_bit_identical_on_1_2_3_and_5_threads() {
                             .build()
                             .unwrap();
                         sim.step(30).unwrap();
+                        if let nbody_host::Neighbours::Cells(_) = neighbours {
+                            let grid = sim.md_stats().unwrap().cells;
+                            assert_eq!(grid, [per_side; 3], "{cells}^3 unit cells");
+                        }
                         let state = sim.state().unwrap();
                         let t = sim.thermo().unwrap();
                         state

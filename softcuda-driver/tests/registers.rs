@@ -16,7 +16,6 @@ macro_rules! cu {
         // SAFETY: every pointer this test passes points to a live local or
         // buffer of the type and size the CUDA contract requires, for the
         // duration of the call (and the strings are NUL-terminated).
-        #[allow(unused_unsafe)]
         unsafe {
             $e
         }

@@ -9,7 +9,10 @@
 //! `block_potential` use no atomics and must give the same bits under every
 //! schedule; `block_pair`'s float atomics may add in any order.
 
-#![allow(clippy::needless_range_loop)] // component loops read best indexed
+#![allow(
+    clippy::needless_range_loop,
+    reason = "component loops read best indexed"
+)]
 
 mod common;
 

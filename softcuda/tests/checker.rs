@@ -6,7 +6,11 @@
 //! swapped arguments, warp-synchronous assumptions, barrier misuse and
 //! infinite loops.
 
-#![allow(clippy::needless_range_loop, clippy::too_many_arguments)] // component loops read best indexed
+#![allow(
+    clippy::needless_range_loop,
+    clippy::too_many_arguments,
+    reason = "component loops read best indexed"
+)]
 
 mod common;
 

@@ -12,7 +12,11 @@
 //! Kernels without atomics must give bit-identical results under every
 //! schedule; the triangle kernel's float atomics may add in any order.
 
-#![allow(clippy::needless_range_loop, clippy::too_many_arguments)] // component loops read best indexed
+#![allow(
+    clippy::needless_range_loop,
+    clippy::too_many_arguments,
+    reason = "component loops read best indexed"
+)]
 
 mod common;
 
@@ -572,7 +576,7 @@ fn every_entry_point_is_covered() {
         "nbody_kick_drift",
         "nbody_check_finite",
         // The short-range MD kernels run on this interpreter through the MD
-        // plan itself: nbody-host/src/plan/md/tests.rs (every schedule).
+        // plan itself: nbody-host/src/plan/md/tests/ (every schedule).
         "nbody_md_bin",
         "nbody_scan_blocks",
         "nbody_scan_sums",

@@ -5,7 +5,11 @@
 //! of shared and local memory. Each kernel writes per-thread results that
 //! the test recomputes on the host, under every schedule.
 
-#![allow(clippy::needless_range_loop, clippy::too_many_arguments)] // component loops read best indexed
+#![allow(
+    clippy::needless_range_loop,
+    clippy::too_many_arguments,
+    reason = "component loops read best indexed"
+)]
 
 mod common;
 

@@ -150,7 +150,10 @@ pub(crate) fn for_each_tile(
 /// of the first `n` bodies of `soa` once, by Newton's third law: the tiles
 /// of the schedule with block boundaries `bounds`, round by round
 /// ([`for_each_tile`]), the diagonal tiles against their real bodies only.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "plain data of one hot call: the loops, the bodies, the schedule and the outputs"
+)]
 pub(crate) fn third_law(
     loops: &ForceLoops,
     soa: &Soa,

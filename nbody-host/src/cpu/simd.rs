@@ -42,7 +42,10 @@
 
 use gpu_kernels::interaction::Real;
 
-#[allow(unused_imports)] // each target uses the tokens of its own vector types
+#[allow(
+    unused_imports,
+    reason = "each target uses the tokens of its own vector types"
+)]
 use super::isa::{HasAvx2Fma, HasAvx512, HasNeon};
 
 /// What the force loops need beyond [`Real`]: construction from a

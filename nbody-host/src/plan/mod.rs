@@ -14,8 +14,13 @@
 //! same `dt` becomes one fused per-body kernel.
 
 pub(crate) mod block_pair;
-// Not wired into `Simulation` yet: its tests drive it.
-#[cfg_attr(not(test), allow(dead_code))]
+#[cfg_attr(
+    not(test),
+    allow(
+        dead_code,
+        reason = "not wired into `Simulation` yet: its tests drive it"
+    )
+)]
 pub(crate) mod md;
 pub(crate) mod run;
 

@@ -2,6 +2,11 @@
 //! SimulationArchive), each record with its step, time, parameters and a
 //! CRC32, read back by index or by time.
 //!
+//! One file because it is one format: the reader ([`Archive`]), the writer
+//! ([`ArchiveWriter`]) and the record encoder and decoder at the end share
+//! the layout below, the scan that finds the last whole record and the
+//! constants; kept together, neither half can change without the other.
+//!
 //! # Format (version 2, little-endian)
 //!
 //! | bytes | what |

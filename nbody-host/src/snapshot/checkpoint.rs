@@ -105,6 +105,23 @@ fn decode_backend(version: u32, bytes: &[u8]) -> std::result::Result<BackendKind
 impl Checkpoint {
     /// Writes the checkpoint atomically. Refuses a non-finite state
     /// ([`Error::NonFiniteSnapshot`](crate::Error::NonFiniteSnapshot)), invalid bodies or parameters.
+    ///
+    /// ```
+    /// use nbody_host::{Backend, Checkpoint, Simulation, ic};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("run.ckpt");
+    /// let mut sim = Simulation::builder(ic::plummer(32, 1)).backend(Backend::cpu()).build()?;
+    /// sim.step(3)?;
+    /// let checkpoint = Checkpoint {
+    ///     state: sim.state()?,
+    ///     params: *sim.params(),
+    ///     backend: sim.backend(),
+    /// };
+    /// checkpoint.save(&path)?;
+    /// assert_eq!(Checkpoint::load(&path)?, checkpoint); // the same bits, step and time
+    /// # Ok::<(), nbody_host::Error>(())
+    /// ```
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         self.save_with_md(path, None)
     }
@@ -156,6 +173,25 @@ impl Checkpoint {
 
     /// Reads and fully validates a checkpoint: magic, version, size, CRC32,
     /// parameters and bodies. Any defect is an [`Error::InvalidFile`](crate::Error::InvalidFile).
+    ///
+    /// ```
+    /// use nbody_host::{Backend, Checkpoint, Error, Simulation, ic};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("run.ckpt");
+    /// let sim = Simulation::builder(ic::plummer(32, 1)).backend(Backend::cpu()).build()?;
+    /// sim.save_checkpoint(&path)?;
+    /// let checkpoint = Checkpoint::load(&path)?;
+    /// assert_eq!(checkpoint.state.step, 0);
+    /// assert_eq!(checkpoint.params, *sim.params());
+    ///
+    /// // One flipped bit fails the CRC32.
+    /// let mut bytes = std::fs::read(&path).unwrap();
+    /// bytes[40] ^= 1;
+    /// std::fs::write(&path, &bytes).unwrap();
+    /// assert!(matches!(Checkpoint::load(&path), Err(Error::InvalidFile { .. })));
+    /// # Ok::<(), nbody_host::Error>(())
+    /// ```
     pub fn load(path: impl AsRef<Path>) -> Result<Checkpoint> {
         Ok(Checkpoint::load_with_md(path)?.0)
     }

@@ -1,6 +1,6 @@
 //! Helpers shared by the integration tests (each test file is its own
 //! crate: `mod common;` includes this file, and uses some of it).
-#![allow(dead_code)]
+#![allow(dead_code, reason = "each test binary uses its own subset")]
 
 use glam::Vec3;
 use nbody_host::oracle::System64;

@@ -1,6 +1,6 @@
 //! Helpers shared by the interpreter's tests: the committed PTX, bodies,
 //! launches, and the f64 reference.
-#![allow(dead_code)]
+#![allow(dead_code, reason = "each test binary uses its own subset")]
 
 use softcuda::{
     Device, LaunchConfig, LaunchError, LaunchOptions, Module, RaceCheck, Schedule, Stats, arch,

@@ -121,7 +121,10 @@ pub(crate) fn sort(grid: &Grid, x: &[f32], y: &[f32], z: &[f32], by_user: &[u32]
 /// half lists or, if `!half`, full lists (see the module documentation).
 /// The vectors of `recycle` (the previous build's tasks) are reused, so a
 /// rebuild allocates, and faults in, no fresh memory for the lists.
-#[allow(clippy::too_many_arguments)] // one call site, in the engine's rebuild
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one call site, in the engine's rebuild"
+)]
 pub(crate) fn lists(
     grid: Grid,
     cell_start: &[usize],

@@ -364,7 +364,10 @@ pub(crate) struct Run {
 /// `sqrt(r2max)` of `xi` (a plain function, not a closure: closures do not
 /// inherit the caller's target features, and the intrinsics would not inline).
 #[inline(always)]
-#[allow(clippy::too_many_arguments)] // the inner loop of `cell_lists_body`
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the inner loop of `cell_lists_body`"
+)]
 fn scan<V: Lanes, const PERIODIC: bool>(
     cap: V::Cap,
     pos: Pos<'_>,
@@ -399,7 +402,10 @@ fn scan<V: Lanes, const PERIODIC: bool>(
 /// and the end of `i`'s list pushed to `offsets`. `pos` holds at least
 /// `LANES - 1` values after every run.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)] // one call per cell, all plain data
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one call per cell, all plain data"
+)]
 fn cell_lists_body<V: Lanes, const PERIODIC: bool>(
     cap: V::Cap,
     pos: Pos<'_>,
@@ -548,7 +554,7 @@ macro_rules! md_entry_points {
             }
 
             $(#[target_feature(enable = $feat)])?
-            #[allow(clippy::too_many_arguments)] // mirrors cell_lists_body
+            #[allow(clippy::too_many_arguments, reason = "mirrors cell_lists_body")]
             pub(super) unsafe fn cell_lists<const P: bool>(
                 pos: Pos<'_>,
                 cell: std::ops::Range<usize>,
@@ -709,7 +715,7 @@ impl MdLoops {
     }
 
     /// The lists of the bodies `cell` against `runs` (see `cell_lists_body`).
-    #[allow(clippy::too_many_arguments)] // mirrors cell_lists_body
+    #[allow(clippy::too_many_arguments, reason = "mirrors cell_lists_body")]
     pub fn cell_lists(
         &self,
         pos: Pos<'_>,

@@ -1,0 +1,120 @@
+//! Changing the set of bodies of a [`Simulation`]: each change restarts
+//! the engine from the current state (nothing else changes), and a clone
+//! starts a second one.
+
+use crate::error::{Error, Result};
+use crate::md::MdState;
+use crate::state::{Bodies, Body};
+
+use super::Simulation;
+
+impl Simulation {
+    /// Adds a body (REBOUND's `sim.add`). The engine is started again from
+    /// the current state with the new body, keeping time, step count,
+    /// parameters and backend: O(N) work and, while it runs, memory for two
+    /// engines; add many at once with [`extend`](Self::extend). A bad body
+    /// is an error naming it (its index is `len()` before the call), and
+    /// the simulation is unchanged on any error. For leapfrog, the
+    /// accelerations are computed afresh, including the new body's pull.
+    ///
+    /// ```
+    /// use nbody_host::{Backend, Bodies, Body, Simulation};
+    ///
+    /// let sun = Bodies::from_arrays(&[[0.0; 3]], &[[0.0; 3]], &[1.0])?;
+    /// let mut sim = Simulation::builder(sun).softening(0.0).dt(1e-3).backend(Backend::cpu()).build()?;
+    /// sim.add(Body::new(1e-3, [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]))?;
+    /// sim.integrate_to(1.0)?;
+    /// assert_eq!(sim.len(), 2);
+    /// let planet = sim.remove(1)?;
+    /// assert!((planet.position.length() - 1.0).abs() < 1e-2); // a circular orbit
+    /// assert!(sim.add(Body::new(-1.0, [0.0; 3], [0.0; 3])).is_err()); // names the mass
+    /// # Ok::<(), nbody_host::Error>(())
+    /// ```
+    pub fn add(&mut self, body: Body) -> Result<()> {
+        let mut bodies = self.live_bodies()?.clone();
+        bodies.push(body);
+        let md = self.images_for(|images| images.push([0; 3]))?;
+        self.restart(bodies, md)
+    }
+
+    /// Adds all of `more` (see [`add`](Self::add)) with one restart.
+    pub fn extend(&mut self, more: &Bodies) -> Result<()> {
+        let mut bodies = self.live_bodies()?.clone();
+        bodies.positions.extend_from_slice(&more.positions);
+        bodies.velocities.extend_from_slice(&more.velocities);
+        bodies.masses.extend_from_slice(&more.masses);
+        let md = self.images_for(|images| images.resize(images.len() + more.len(), [0; 3]))?;
+        self.restart(bodies, md)
+    }
+
+    /// The image counters changed by `edit` (a body added or removed: the
+    /// lists are built afresh), in a periodic box.
+    fn images_for(&self, edit: impl FnOnce(&mut Vec<[i32; 3]>)) -> Result<Option<MdState>> {
+        Ok(self.engine().images()?.map(|mut images| {
+            edit(&mut images);
+            MdState::with_images(images)
+        }))
+    }
+
+    /// Removes body `index` and returns it; the others keep their order
+    /// (so indices above `index` move down by one). Restarts the engine as
+    /// [`add`](Self::add) does. [`Error::NoSuchBody`] past the end,
+    /// [`Error::NoBodies`] for the last body.
+    pub fn remove(&mut self, index: usize) -> Result<Body> {
+        let mut bodies = self.live_bodies()?.clone();
+        let body = bodies
+            .remove(index)
+            .ok_or(Error::NoSuchBody { index, n: self.n })?;
+        let md = self.images_for(|images| {
+            images.remove(index);
+        })?;
+        self.restart(bodies, md)?;
+        Ok(body)
+    }
+
+    /// A second, independent simulation in the same state (time, step
+    /// count, parameters, backend) on an engine of its own, which continues
+    /// bit-identically where the backend is deterministic (see
+    /// [`Simulation::resume`]). Fails where the second engine cannot start
+    /// (CUDA device memory), which is why this is not `Clone`.
+    ///
+    /// ```
+    /// use nbody_host::{Backend, Simulation, ic};
+    ///
+    /// let mut a = Simulation::builder(ic::plummer(64, 1)).backend(Backend::cpu()).build()?;
+    /// a.step(3)?;
+    /// let mut b = a.try_clone()?;
+    /// a.step(5)?;
+    /// b.step(5)?;
+    /// assert_eq!(a.state()?, b.state()?);
+    /// # Ok::<(), nbody_host::Error>(())
+    /// ```
+    pub fn try_clone(&self) -> Result<Simulation> {
+        let mut copy = Simulation::start(
+            self.bodies()?.clone(),
+            self.params,
+            self.backend,
+            self.step,
+            self.time,
+            self.md_state()?,
+        )?;
+        copy.diverged = self.diverged;
+        Ok(copy)
+    }
+
+    /// The bodies, or [`Error::Diverged`] for a run that diverged (whose
+    /// state cannot start an engine).
+    fn live_bodies(&self) -> Result<&Bodies> {
+        if let Some((step, body)) = self.diverged {
+            return Err(Error::Diverged { step, body });
+        }
+        self.bodies()
+    }
+
+    /// Replaces the engine by one started from `bodies`, keeping everything
+    /// else; on error nothing changes.
+    fn restart(&mut self, bodies: Bodies, md: Option<MdState>) -> Result<()> {
+        *self = Simulation::start(bodies, self.params, self.backend, self.step, self.time, md)?;
+        Ok(())
+    }
+}
