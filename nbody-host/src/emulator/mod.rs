@@ -62,8 +62,6 @@ mod block_pair;
 mod device_memory;
 mod engine;
 mod launch;
-// Not wired into `Simulation` yet: the MD plan's tests drive it.
-#[cfg_attr(not(test), allow(dead_code))]
 mod md;
 mod race_detector;
 mod worker_pool;
@@ -72,7 +70,6 @@ pub(crate) use block_pair::EmulatorBlockForces;
 pub use device_memory::DeviceMemory;
 pub(crate) use engine::EmulatorEngine;
 pub use launch::{EmuThread, LaunchOptions, launch};
-#[cfg_attr(not(test), allow(unused_imports))]
 pub(crate) use md::EmulatedMd;
 
 /// Locks `m`, also if a panicking thread poisoned it: an emulated thread's

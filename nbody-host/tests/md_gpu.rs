@@ -1,0 +1,343 @@
+//! Lennard-Jones through the GPU MD plan behind `Simulation`: on
+//! `Backend::Emulator` (always) and, with the `cuda` feature, on
+//! `Backend::Cuda` (module `cuda`, run on the software CUDA device by
+//! `scripts/ci-softcuda.sh`: `scripts/with-softcuda.sh cargo test -p
+//! nbody-host --features cuda --test md_gpu cuda::`).
+//!
+//! Each check runs the GPU backend and the CPU `MdEngine` from the same
+//! state: the accelerations, potential energy and virial against the `f64`
+//! oracle within the bounds `tests/md_oracle.rs` derives (rounding of the
+//! separation, plus `2e-5` of each term's magnitude for the rest of the
+//! `f32` arithmetic and the sum of a list), at the start and after steps
+//! that include list rebuilds; the trajectory against the CPU's; thermo
+//! against the CPU's; a checkpoint resumed on the same backend; the
+//! overlapping pair the CPU names; the combinations the GPU plan lacks.
+
+use nbody_host::md::{CellList, Lists};
+use nbody_host::oracle::{self, Lj64, System64};
+use nbody_host::{
+    Backend, Bodies, Boundary, Checkpoint, Error, ForceLaw, Integrator, Neighbours, Simulation, ic,
+};
+
+const ARITHMETIC: f64 = 2e-5;
+
+fn law() -> ForceLaw {
+    ForceLaw::lennard_jones(1.0, 1.0, 2.5, true).unwrap()
+}
+
+fn build(
+    bodies: &Bodies,
+    boundary: Boundary,
+    neighbours: Neighbours,
+    backend: Backend,
+) -> nbody_host::Result<Simulation> {
+    Simulation::builder(bodies.clone())
+        .force(law())
+        .boundary(boundary)
+        .neighbours(neighbours)
+        .integrator(Integrator::VELOCITY_VERLET)
+        .dt(0.005)
+        .backend(backend)
+        .build()
+}
+
+/// 256 atoms of in.lj (4^3 fcc unit cells, box 6.72: two cells of
+/// `r_c + skin = 2.8` per side) at temperature `t`.
+fn melt(t: f64, seed: u64) -> (Bodies, Boundary) {
+    ic::fcc_lattice(4, 0.8442, t, seed).unwrap()
+}
+
+/// Per-body force bounds, and the potential and virial bounds, of a state
+/// (`tests/md_oracle.rs` derives them).
+fn bounds(sys: &System64, o: &Lj64) -> (Vec<f64>, f64, f64) {
+    let n = sys.pos.len();
+    let extent = o.lengths.map_or(0.0, |l| l[0].max(l[1]).max(l[2]));
+    let delta = extent * 2f64.powi(-23);
+    let mut acc = vec![0.0; n];
+    let (mut potential, mut virial) = (0.0, 0.0);
+    for (i, bound) in acc.iter_mut().enumerate() {
+        for j in (0..n).filter(|&j| j != i) {
+            let d = o.separation(&sys.pos[i], &sys.pos[j]);
+            let r = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+            if r >= o.cutoff {
+                continue;
+            }
+            let (s6, s12) = ((o.sigma / r).powi(6), (o.sigma / r).powi(12));
+            let force = (48.0 * s12 + 24.0 * s6) * o.epsilon / r;
+            let sep = 3f64.sqrt() * delta / r;
+            *bound += force * (13.0 * sep + ARITHMETIC) / sys.mass[i];
+            if i < j {
+                potential += 4.0 * o.epsilon * (s12 + s6) * (12.0 * sep + ARITHMETIC);
+                virial += force * r * (13.0 * sep + ARITHMETIC);
+            }
+        }
+    }
+    (acc, potential, virial)
+}
+
+/// `sim`'s accelerations, potential energy and virial against the oracle at
+/// its own state.
+fn check_oracle(sim: &Simulation, o: &Lj64, what: &str) {
+    let sys = System64::from_bodies(sim.bodies().unwrap());
+    let (acc_bound, u_bound, w_bound) = bounds(&sys, o);
+    let forces = oracle::lj_forces(&sys.pos, o);
+    for (i, (a, f)) in sim.accelerations().unwrap().iter().zip(&forces).enumerate() {
+        let want = f.map(|x| x / sys.mass[i]);
+        let err = ((a.x as f64 - want[0]).powi(2)
+            + (a.y as f64 - want[1]).powi(2)
+            + (a.z as f64 - want[2]).powi(2))
+        .sqrt();
+        assert!(
+            err <= acc_bound[i],
+            "{what}: body {i}: a = {a:?}, oracle {want:?}: {err:e} > {:e}",
+            acc_bound[i]
+        );
+    }
+    let (u, w) = oracle::lj_energy_virial(&sys.pos, o);
+    let t = sim.thermo().unwrap();
+    let n = sys.pos.len() as f64;
+    let du = (t.potential * n - u).abs();
+    assert!(
+        du <= u_bound,
+        "{what}: U {} vs {u}: {du:e}",
+        t.potential * n
+    );
+    let dw = (t.virial - w).abs();
+    assert!(dw <= w_bound, "{what}: W {} vs {w}: {dw:e}", t.virial);
+}
+
+/// Largest minimum-image distance between the two runs' positions, and
+/// whether their unwrapped positions agree too (images).
+fn max_separation(a: &Simulation, b: &Simulation, l: f32) -> f32 {
+    let (pa, pb) = (a.positions().unwrap(), b.positions().unwrap());
+    let (ia, ib) = (a.images().unwrap().unwrap(), b.images().unwrap().unwrap());
+    let mut worst = 0.0f32;
+    for k in 0..pa.len() {
+        for ax in 0..3 {
+            let ua = pa[k][ax] as f64 + ia[k][ax] as f64 * l as f64;
+            let ub = pb[k][ax] as f64 + ib[k][ax] as f64 * l as f64;
+            worst = worst.max((ua - ub).abs() as f32);
+        }
+    }
+    worst
+}
+
+/// Forces, energy and virial against the oracle at the start and after 60
+/// steps with several list rebuilds; the trajectory, the image counters and
+/// the thermo output against the CPU's.
+fn agrees_with_the_cpu_and_the_oracle(backend: Backend) {
+    let (atoms, boundary) = melt(1.44, 87287);
+    let ForceLaw::LennardJones(lj) = law() else {
+        unreachable!()
+    };
+    let o = Lj64::new(&lj, &boundary);
+    let neighbours = Neighbours::cells(0.3);
+    let mut gpu = build(&atoms, boundary, neighbours, backend).unwrap();
+    let mut cpu = build(&atoms, boundary, neighbours, Backend::cpu()).unwrap();
+    assert_eq!(gpu.backend().name(), backend_name(backend));
+    assert_eq!(gpu.method(), "lj-cells");
+    check_oracle(&gpu, &o, "start");
+    // Same positions: the thermo output differs by rounding only, each
+    // within the oracle's bounds, so by at most twice them from each other.
+    let (tg, tc) = (gpu.thermo().unwrap(), cpu.thermo().unwrap());
+    assert_eq!(
+        tg.kinetic, tc.kinetic,
+        "same velocities, both summed in f64"
+    );
+    assert_eq!(tg.temperature, tc.temperature);
+    let (_, u_bound, w_bound) = bounds(&System64::from_bodies(&atoms), &o);
+    let (n, volume) = (atoms.len() as f64, boundary.volume().unwrap());
+    let du = (tg.potential - tc.potential).abs();
+    assert!(du <= 2.0 * u_bound / n, "{du:e}: {tg:?} vs {tc:?}");
+    let p = |t: &nbody_host::md::Thermo| t.pressure.unwrap();
+    let dp = (p(&tg) - p(&tc)).abs();
+    assert!(
+        dp <= 2.0 * w_bound / (3.0 * volume),
+        "{dp:e}: {tg:?} vs {tc:?}"
+    );
+    assert!(
+        du > 0.0 || dp > 0.0,
+        "different summation orders, same bits?"
+    );
+    let l = boundary.lengths().unwrap()[0] as f32;
+    for round in 1..=3 {
+        gpu.step(20).unwrap();
+        cpu.step(20).unwrap();
+        let what = format!("after {} steps", 20 * round);
+        check_oracle(&gpu, &o, &what);
+        let d = max_separation(&gpu, &cpu, l);
+        assert!(d < 1e-3, "{what}: the trajectories differ by {d}");
+        let (tg, tc) = (gpu.thermo().unwrap(), cpu.thermo().unwrap());
+        for (name, g, c) in [
+            ("T", tg.temperature, tc.temperature),
+            ("PE", tg.potential, tc.potential),
+            ("E", tg.total, tc.total),
+            ("P", p(&tg), p(&tc)),
+        ] {
+            assert!((g - c).abs() < 1e-3, "{what}: {name} {g} vs CPU {c}");
+        }
+    }
+    let stats = gpu.md_stats().unwrap();
+    assert!(stats.builds >= 3, "rebuilds: {stats:?}");
+    // Energy is conserved (shifted potential) to the CPU run's precision.
+    let t0 = cpu.thermo().unwrap();
+    assert!((gpu.thermo().unwrap().total - t0.total).abs() < 1e-3);
+}
+
+fn backend_name(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Cuda { .. } => "cuda",
+        _ => "emulator",
+    }
+}
+
+/// A checkpoint of a run continues on the same backend: the images carry
+/// over and the continuation follows the straight run (the lists are
+/// rebuilt at the resume, so to rounding, not bit for bit).
+fn checkpoints_resume(backend: Backend) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("melt.ckpt");
+    let (mut atoms, boundary) = melt(1.44, 5);
+    // A fast atom: it crosses faces, and the images count.
+    atoms.velocities[0].x = -4.0;
+    let neighbours = Neighbours::cells(0.3).every(10);
+    let mut straight = build(&atoms, boundary, neighbours, backend).unwrap();
+    straight.step(15).unwrap();
+    straight.save_checkpoint(&path).unwrap();
+    let (ckpt, md) = Checkpoint::load_with_md(&path).unwrap();
+    assert_eq!(ckpt.params.neighbours(), neighbours);
+    let md = md.expect("the MD state");
+    let images = straight.images().unwrap().unwrap();
+    assert_eq!(md.images, images);
+    assert!(images.iter().flatten().any(|&k| k != 0), "no image moved");
+    let mut resumed = Simulation::resume(&path)
+        .unwrap()
+        .backend(backend)
+        .build()
+        .unwrap();
+    assert_eq!(resumed.steps_done(), 15);
+    assert_eq!(resumed.backend().name(), backend_name(backend));
+    straight.step(15).unwrap();
+    resumed.step(15).unwrap();
+    let l = boundary.lengths().unwrap()[0] as f32;
+    let d = max_separation(&straight, &resumed, l);
+    assert!(d < 1e-4, "the resumed run is {d} away");
+    let (a, b) = (straight.thermo().unwrap(), resumed.thermo().unwrap());
+    assert!((a.total - b.total).abs() < 1e-5, "{a:?} vs {b:?}");
+    assert_eq!(resumed.time(), straight.time());
+}
+
+/// Two atoms on top of each other: the same [`Error::Overlapping`] as the
+/// CPU, naming the pair.
+fn overlapping_atoms_are_named(backend: Backend) {
+    let (mut atoms, boundary) = melt(1.0, 2);
+    atoms.positions[40] = atoms.positions[7];
+    let neighbours = Neighbours::cells(0.3);
+    let gpu = build(&atoms, boundary, neighbours, backend).unwrap_err();
+    let cpu = build(&atoms, boundary, neighbours, Backend::cpu()).unwrap_err();
+    assert!(
+        matches!(gpu, Error::Overlapping { a: 7, b: 40, .. }),
+        "{gpu}"
+    );
+    assert_eq!(gpu.to_string(), cpu.to_string());
+}
+
+/// What the GPU MD plan lacks is an `Unsupported` error naming it.
+fn unsupported_combinations_are_named(backend: Backend) {
+    let (atoms, boundary) = melt(1.0, 3);
+    let err = |sim: nbody_host::Result<Simulation>| match sim {
+        Ok(_) => panic!("{backend:?}: built"),
+        Err(e) => {
+            assert!(matches!(e, Error::Unsupported(_)), "{e}");
+            e.to_string()
+        }
+    };
+    let open = err(build(
+        &atoms,
+        Boundary::Open,
+        Neighbours::cells(0.3),
+        backend,
+    ));
+    assert!(open.contains("open space"), "{open}");
+    let all = err(build(&atoms, boundary, Neighbours::AllPairs, backend));
+    assert!(all.contains("all-pairs"), "{all}");
+    let half = Neighbours::Cells(CellList {
+        lists: Lists::Half,
+        ..CellList::new(0.3)
+    });
+    let half = err(build(&atoms, boundary, half, backend));
+    assert!(half.contains("half Verlet lists"), "{half}");
+    let euler = err(Simulation::builder(atoms.clone())
+        .force(law())
+        .boundary(boundary)
+        .integrator(Integrator::SemiImplicitEuler)
+        .backend(backend)
+        .build());
+    assert!(euler.contains("integrator euler"), "{euler}");
+    // Full lists and a wider bin are what it runs.
+    let full = Neighbours::Cells(CellList {
+        lists: Lists::Full,
+        bin_size: 4.0,
+        ..CellList::new(0.3)
+    });
+    let sim = build(&atoms, boundary, full, backend).unwrap();
+    assert_eq!(sim.md_stats().unwrap().cells, [1, 1, 1]);
+}
+
+mod emulator {
+    use super::*;
+
+    const EMULATOR: Backend = Backend::Emulator {
+        race_detection: false,
+    };
+
+    #[test]
+    fn lj_agrees_with_the_cpu_and_the_oracle_through_rebuilds() {
+        agrees_with_the_cpu_and_the_oracle(EMULATOR);
+    }
+
+    #[test]
+    fn lj_checkpoints_resume() {
+        checkpoints_resume(EMULATOR);
+    }
+
+    #[test]
+    fn overlapping_atoms_give_the_cpus_error() {
+        overlapping_atoms_are_named(EMULATOR);
+    }
+
+    #[test]
+    fn what_the_plan_lacks_is_an_error_naming_it_and_auto_stays_on_the_cpu() {
+        unsupported_combinations_are_named(EMULATOR);
+        let (atoms, boundary) = melt(1.0, 1);
+        let auto = build(&atoms, boundary, Neighbours::Auto, Backend::Auto).unwrap();
+        assert_eq!(auto.backend().name(), "cpu");
+    }
+}
+
+#[cfg(feature = "cuda")]
+mod cuda {
+    use super::*;
+
+    const CUDA: Backend = Backend::Cuda { device: 0 };
+
+    #[test]
+    fn lj_agrees_with_the_cpu_and_the_oracle_through_rebuilds() {
+        agrees_with_the_cpu_and_the_oracle(CUDA);
+    }
+
+    #[test]
+    fn lj_checkpoints_resume() {
+        checkpoints_resume(CUDA);
+    }
+
+    #[test]
+    fn overlapping_atoms_give_the_cpus_error() {
+        overlapping_atoms_are_named(CUDA);
+    }
+
+    #[test]
+    fn what_the_plan_lacks_is_an_error_naming_it() {
+        unsupported_combinations_are_named(CUDA);
+    }
+}
