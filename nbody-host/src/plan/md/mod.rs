@@ -42,7 +42,7 @@ mod engine;
 mod params;
 mod step;
 
-pub(crate) use engine::MdPlanEngine;
+pub(crate) use engine::{MdPlanEngine, md_params};
 pub(crate) use params::MdParams;
 #[cfg(test)]
 use step::MdState;
