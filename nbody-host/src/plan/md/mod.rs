@@ -42,7 +42,9 @@ mod engine;
 mod params;
 mod step;
 
-pub(crate) use engine::{MdPlanEngine, md_params};
+pub(crate) use engine::MdPlanEngine;
+#[cfg(feature = "cuda")]
+pub(crate) use engine::md_params;
 pub(crate) use params::MdParams;
 #[cfg(test)]
 use step::MdState;
