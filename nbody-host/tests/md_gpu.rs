@@ -227,6 +227,31 @@ fn checkpoints_resume(backend: Backend) {
     assert_eq!(resumed.time(), straight.time());
 }
 
+/// A clone (and a run with a body removed) restarts the engine from the
+/// current state on the same backend, image counters included.
+fn clones_and_removals_continue(backend: Backend) {
+    let (mut atoms, boundary) = melt(1.44, 11);
+    atoms.velocities[3].z = 4.0;
+    let mut sim = build(&atoms, boundary, Neighbours::cells(0.3), backend).unwrap();
+    sim.step(12).unwrap();
+    let mut clone = sim.try_clone().unwrap();
+    assert_eq!(clone.backend().name(), backend_name(backend));
+    assert_eq!(clone.images().unwrap(), sim.images().unwrap());
+    sim.step(10).unwrap();
+    clone.step(10).unwrap();
+    let l = boundary.lengths().unwrap()[0] as f32;
+    let d = max_separation(&sim, &clone, l);
+    assert!(d < 1e-4, "the clone is {d} away");
+    let images = sim.images().unwrap().unwrap();
+    let removed = sim.remove(5).unwrap();
+    assert_eq!(sim.len(), 255);
+    let after = sim.images().unwrap().unwrap();
+    assert_eq!(after[..5], images[..5]);
+    assert_eq!(after[5..], images[6..]);
+    assert!(removed.mass > 0.0);
+    sim.step(5).unwrap();
+}
+
 /// Two atoms on top of each other: the same [`Error::Overlapping`] as the
 /// CPU, naming the pair.
 fn overlapping_atoms_are_named(backend: Backend) {
@@ -307,6 +332,11 @@ mod emulator {
     }
 
     #[test]
+    fn lj_clones_and_removals_continue() {
+        clones_and_removals_continue(EMULATOR);
+    }
+
+    #[test]
     fn what_the_plan_lacks_is_an_error_naming_it_and_auto_stays_on_the_cpu() {
         unsupported_combinations_are_named(EMULATOR);
         let (atoms, boundary) = melt(1.0, 1);
@@ -334,6 +364,11 @@ mod cuda {
     #[test]
     fn overlapping_atoms_give_the_cpus_error() {
         overlapping_atoms_are_named(CUDA);
+    }
+
+    #[test]
+    fn lj_clones_and_removals_continue() {
+        clones_and_removals_continue(CUDA);
     }
 
     #[test]
