@@ -179,6 +179,14 @@ fn agrees_with_the_cpu_and_the_oracle(backend: Backend) {
     }
     let stats = gpu.md_stats().unwrap();
     assert!(stats.builds >= 3, "rebuilds: {stats:?}");
+    // Full lists on both, built from the same range: entries per atom agree
+    // to the few pairs near r_c + skin that the trajectories' rounding moves.
+    let cpu_stats = cpu.md_stats().unwrap();
+    assert!(
+        (stats.neighbours_per_atom - cpu_stats.neighbours_per_atom).abs() < 0.5,
+        "{stats:?} vs {cpu_stats:?}"
+    );
+    assert_eq!(stats.cells, cpu_stats.cells);
     // Energy is conserved (shifted potential) to the CPU run's precision.
     let t0 = cpu.thermo().unwrap();
     assert!((gpu.thermo().unwrap().total - t0.total).abs() < 1e-3);

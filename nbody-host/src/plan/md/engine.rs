@@ -114,6 +114,8 @@ pub(crate) struct MdPlanEngine<D: MdDevice> {
     plan: MdPlan,
     dev: D,
     kind: BackendKind,
+    /// List entries per body at the last build, and the build it was read at.
+    entries_per_atom: (f64, u64),
 }
 
 impl<D: MdDevice> MdPlanEngine<D> {
@@ -140,7 +142,13 @@ impl<D: MdDevice> MdPlanEngine<D> {
         let (pos, vel) = bodies.to_device_layout();
         let images = start.map(|s| &s.images[..]).unwrap_or(&[]);
         plan.start_with_images(&mut dev, &pos, &vel, images)?;
-        let mut engine = MdPlanEngine { plan, dev, kind };
+        let mut engine = MdPlanEngine {
+            plan,
+            dev,
+            kind,
+            entries_per_atom: (0.0, 0),
+        };
+        engine.count_entries()?;
         let acc = engine.read_accelerations()?;
         if let Some(i) = acc.iter().position(|a| !a.is_finite()) {
             let (j, distance) = nearest(bodies, md.lengths, i);
@@ -164,6 +172,19 @@ impl<D: MdDevice> MdPlanEngine<D> {
         Ok(out)
     }
 
+    /// Reads the list entries per body after a new build (for
+    /// [`MdStats::neighbours_per_atom`]).
+    fn count_entries(&mut self) -> Result<()> {
+        let builds = self.plan.builds();
+        if builds != self.entries_per_atom.1 {
+            let n = self.plan.n() as usize;
+            let counts = self.dev.read(MdBuf::NCount, 0, n)?;
+            let total: u64 = counts.iter().map(|&c| c as u64).sum();
+            self.entries_per_atom = (total as f64 / n as f64, builds);
+        }
+        Ok(())
+    }
+
     /// The bodies' original indices, slot by slot.
     fn ids(&mut self) -> Result<Vec<usize>> {
         let n = self.plan.n() as usize;
@@ -182,7 +203,9 @@ impl<D: MdDevice + Send> Engine for MdPlanEngine<D> {
     }
 
     fn step(&mut self, steps: u64) -> Result<Option<Divergence>> {
-        self.plan.step(&mut self.dev, steps)
+        let divergence = self.plan.step(&mut self.dev, steps)?;
+        self.count_entries()?;
+        Ok(divergence)
     }
 
     fn read_state(&mut self) -> Result<Bodies> {
@@ -221,6 +244,10 @@ impl<D: MdDevice + Send> Engine for MdPlanEngine<D> {
             builds: self.plan.builds(),
             dangerous_builds: self.plan.dangerous_builds(),
             cells: [x as usize, y as usize, z as usize],
+            // Full lists: every pair twice; each thread runs its own list.
+            neighbours_per_atom: self.entries_per_atom.0,
+            lanes_per_atom: self.entries_per_atom.0,
+            // Not timed per part: the kernels run asynchronously.
             ..MdStats::default()
         })
     }
