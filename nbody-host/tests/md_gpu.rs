@@ -2,7 +2,8 @@
 //! `Backend::Emulator` (always) and, with the `cuda` feature, on
 //! `Backend::Cuda` (module `cuda`, run on the software CUDA device by
 //! `scripts/ci-softcuda.sh`: `scripts/with-softcuda.sh cargo test -p
-//! nbody-host --features cuda --test md_gpu cuda::`).
+//! nbody-host --features cuda --test md_gpu cuda::`; the `softcuda_*` test
+//! sets `SOFTCUDA_*` variables in a child process and needs that device).
 //!
 //! Each check runs the GPU backend and the CPU `MdEngine` from the same
 //! state: the accelerations, potential energy and virial against the `f64`
@@ -354,6 +355,9 @@ mod emulator {
 }
 
 #[cfg(feature = "cuda")]
+mod cuda_env;
+
+#[cfg(feature = "cuda")]
 mod cuda {
     use super::*;
 
@@ -382,5 +386,22 @@ mod cuda {
     #[test]
     fn what_the_plan_lacks_is_an_error_naming_it() {
         unsupported_combinations_are_named(CUDA);
+    }
+
+    /// With the non-blocking stream the device asks for (cust 0.3.2 strips
+    /// the flag; the software device can honour it), uploads and memsets on
+    /// the legacy stream would race the kernels (issue 15, defect 1):
+    /// `scripts/softcuda-mutations.sh md-legacy-uploads` checks that this
+    /// catches one.
+    #[test]
+    fn softcuda_a_non_blocking_stream_keeps_the_md_uploads_in_order() {
+        if !cuda_env::in_child(
+            "cuda::softcuda_a_non_blocking_stream_keeps_the_md_uploads_in_order",
+            &[("SOFTCUDA_STREAMS", "non-blocking")],
+        ) {
+            return;
+        }
+        agrees_with_the_cpu_and_the_oracle(CUDA);
+        checkpoints_resume(CUDA);
     }
 }
