@@ -388,6 +388,48 @@ mod cuda {
         unsupported_combinations_are_named(CUDA);
     }
 
+    /// The plan's launches are deterministic (`gpu_kernels::binning`): the
+    /// committed PTX on the software device gives the emulator's bits, on
+    /// any schedule, through rebuilds, images and thermo.
+    #[test]
+    fn the_software_device_gives_the_emulators_bits() {
+        let (mut atoms, boundary) = melt(1.44, 21);
+        atoms.velocities[9].y = -4.0;
+        let neighbours = Neighbours::cells(0.3).every(10);
+        let emulator = Backend::Emulator {
+            race_detection: false,
+        };
+        let mut runs = [CUDA, emulator].map(|b| build(&atoms, boundary, neighbours, b).unwrap());
+        let fingerprint = |sim: &Simulation| {
+            let b = sim.bodies().unwrap();
+            let t = sim.thermo().unwrap();
+            let mut v: Vec<u64> = b
+                .positions
+                .iter()
+                .chain(&b.velocities)
+                .flat_map(|p| p.to_array())
+                .map(|x| x.to_bits() as u64)
+                .collect();
+            v.extend(
+                sim.images()
+                    .unwrap()
+                    .unwrap()
+                    .iter()
+                    .flatten()
+                    .map(|&k| k as u64),
+            );
+            v.extend([t.potential, t.virial, t.kinetic].map(f64::to_bits));
+            v
+        };
+        for _ in 0..3 {
+            for sim in &mut runs {
+                sim.step(10).unwrap();
+            }
+            assert_eq!(fingerprint(&runs[0]), fingerprint(&runs[1]));
+        }
+        assert_eq!(runs[0].md_stats().unwrap().builds, 4);
+    }
+
     /// With the non-blocking stream the device asks for (cust 0.3.2 strips
     /// the flag; the software device can honour it), uploads and memsets on
     /// the legacy stream would race the kernels (issue 15, defect 1):
