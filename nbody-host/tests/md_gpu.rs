@@ -346,6 +346,23 @@ mod emulator {
     }
 
     #[test]
+    fn the_race_detector_passes_the_md_launches_and_changes_no_bit() {
+        let (atoms, boundary) = melt(1.44, 4);
+        let neighbours = Neighbours::cells(0.3).every(3);
+        let detected = Backend::Emulator {
+            race_detection: true,
+        };
+        let mut runs =
+            [detected, EMULATOR].map(|b| build(&atoms, boundary, neighbours, b).unwrap());
+        for sim in &mut runs {
+            sim.step(4).unwrap();
+        }
+        assert_eq!(runs[0].bodies().unwrap(), runs[1].bodies().unwrap());
+        assert_eq!(runs[0].thermo().unwrap(), runs[1].thermo().unwrap());
+        assert_eq!(runs[0].md_stats().unwrap().builds, 2);
+    }
+
+    #[test]
     fn what_the_plan_lacks_is_an_error_naming_it_and_auto_stays_on_the_cpu() {
         unsupported_combinations_are_named(EMULATOR);
         let (atoms, boundary) = melt(1.0, 1);
