@@ -27,7 +27,7 @@ impl MdPlan {
         self.start_with_images(dev, pos, vel, &[])
     }
 
-    /// [`MdPlan::start`] with image counters per body to start from (none:
+    /// `start` with image counters per body to start from (none:
     /// all zero), as a continued run has them.
     pub(crate) fn start_with_images<D: MdDevice>(
         &mut self,

@@ -14,7 +14,9 @@
 //! `Kick(dt/2)`, [`MdDrift`](Entry::MdDrift) (drift in place and the rebuild
 //! trigger), one read of the status words (the trigger and the previous
 //! step's divergence check), then a rebuild if a body moved more than
-//! `skin / 2` since the last one, else [`MdGhostUpdate`](Entry::MdGhostUpdate);
+//! `skin / 2` since the last one (or, with a fixed interval,
+//! [`MdPlan::set_rebuild_every`], every `k` steps), else
+//! [`MdGhostUpdate`](Entry::MdGhostUpdate);
 //! [`LjForces`](Entry::LjForces), `Kick(dt/2)`,
 //! [`CheckFinite`](Entry::CheckFinite) into the status buffer.
 //!

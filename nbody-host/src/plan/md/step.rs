@@ -120,6 +120,9 @@ impl MdPlan {
             if status[STATUS_FINITE as usize] != ALL_FINITE {
                 return self.diverged(dev, &status, s - 1, s - 1).map(Some);
             }
+            // Set by any drift since the last build (the CPU asks at the
+            // build only): a fixed interval's build is dangerous if a body
+            // went past half the skin at some step of the interval.
             let moved = status[STATUS_MOVED as usize] != 0;
             self.since_build += 1;
             let due = match self.every {
