@@ -30,6 +30,8 @@ pub enum Backend {
     /// CUDA device 0 when the crate was built with the `cuda` feature and a
     /// device is present, else the CPU with its default tuning. The choice is
     /// logged and reported by [`Simulation::backend`](crate::Simulation::backend).
+    /// Short-range force laws (Lennard-Jones) run on the CPU: their GPU plan
+    /// has been checked on the emulator and the software CUDA device only.
     #[default]
     Auto,
     /// The multithreaded SIMD CPU backend, with its instruction set and blocking.
