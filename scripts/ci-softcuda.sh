@@ -15,6 +15,10 @@
 #     need a device (DeviceMemoryExceeded, SharedMemoryExceeded,
 #     CudaUnavailable, BlockExceedsKernelLimit) through SOFTCUDA_* variables;
 #   - kill-and-resume (tests/snapshot.rs);
+#   - Lennard-Jones through the GPU MD plan on Backend::Cuda (tests/md_gpu.rs
+#     cuda::, 256 atoms against the CPU engine and the f64 oracle through
+#     rebuilds, checkpoints, errors, and with the non-blocking stream the
+#     engine asks for; about 2 s deterministic, 10 s adversarial);
 #   - nbody_tiled --backend cuda, every kernel x integrator against the CPU
 #     backend (scripts/softcuda-e2e.sh), also with non-blocking streams;
 #   - cargo bench --features cuda -- --quick on N = 1024 (modelled time);
@@ -35,7 +39,7 @@ cd "$root"
 start=$(date +%s)
 step() { printf '\n---- softcuda [%4ds] %s\n' "$(($(date +%s) - start))" "$*"; }
 sc=scripts/with-softcuda.sh
-tests=(--test correctness --test cuda_backend --test gpu_path --test snapshot)
+tests=(--test correctness --test cuda_backend --test gpu_path --test snapshot --test md_gpu)
 
 step "build: the driver, nbody-host --features cuda linked against it"
 $sc cargo test -q -p nbody-host --features cuda "${tests[@]}" --no-run
@@ -46,6 +50,7 @@ suite() {
   $sc cargo test -q -p nbody-host --features cuda --test cuda_backend
   $sc cargo test -q -p nbody-host --features cuda --test gpu_path
   $sc cargo test -q -p nbody-host --features cuda --test snapshot kill_and_resume
+  $sc cargo test -q -p nbody-host --features cuda --test md_gpu cuda::
 }
 
 step "deterministic schedule"

@@ -32,6 +32,7 @@ no-shared-opt-in|nbody-host/src/cuda/limits.rs|s = replace(s, "        if shared
 bar-sync-tiled|nbody-host/ptx/gpu_kernels.ptx|s = delete_bar_sync(s, "nbody_tiled_accel", 0)|--test cuda_backend;--test correctness cuda::tiled
 bar-sync-triangle|nbody-host/ptx/gpu_kernels.ptx|s = delete_bar_sync(s, "nbody_triangle_accel", 1)|--test cuda_backend;--test correctness cuda::triangle
 bug1-legacy-uploads|nbody-host/src/cuda/engine.rs|s = replace(s, "state.pos[0].async_copy_from(&pos[..], s)", "state.pos[0].copy_from(&pos[..])"); s = replace(s, "state.vel.async_copy_from(&vel[..], s)", "state.vel.copy_from(&vel[..])")|--test cuda_backend;--test correctness cuda::non_blocking
+md-legacy-uploads|nbody-host/src/cuda/md.rs|s = replace(s, "            sys::cuMemcpyHtoDAsync_v2(\n                dst,\n                host.as_ptr() as *const c_void,\n                4 * host.len(),\n                d.stream.as_inner(),\n            )", "            sys::cuMemcpyHtoD_v2(dst, host.as_ptr() as *const c_void, 4 * host.len())")|--test md_gpu cuda::
 bug1-legacy-flag-reset|nbody-host/src/cuda/engine.rs|s = replace(s, "        let flag = self.flag.as_device_ptr().as_raw();\n        self.memset32(flag, ALL_FINITE, 1)?;\n        self.memset32(flag + 4, 0, 1)", "        self.flag\n            .copy_from(&[ALL_FINITE, 0][..])\n            .map_err(during(\"resetting the divergence flag\"))")|--test cuda_backend
 EOF
 )

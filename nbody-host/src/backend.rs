@@ -6,11 +6,12 @@ use crate::block_pair::BlockForces;
 use crate::config::Params;
 use crate::cpu::{CpuBlockForces, CpuEngine, CpuTuning, MdEngine};
 use crate::cuda::{CudaBlockForces, CudaEngine};
-use crate::emulator::{EmulatorBlockForces, EmulatorEngine};
-use crate::engine::Engine;
+use crate::emulator::{EmulatedMd, EmulatorBlockForces, EmulatorEngine, LaunchOptions};
+use crate::engine::{BackendKind, Engine};
 use crate::error::{Error, Result};
 use crate::force::ForceLaw;
 use crate::md::MdState;
+use crate::plan::md::MdPlanEngine;
 use crate::state::Bodies;
 
 /// Where the simulation runs, with that backend's options.
@@ -29,6 +30,8 @@ pub enum Backend {
     /// CUDA device 0 when the crate was built with the `cuda` feature and a
     /// device is present, else the CPU with its default tuning. The choice is
     /// logged and reported by [`Simulation::backend`](crate::Simulation::backend).
+    /// Short-range force laws (Lennard-Jones) run on the CPU: their GPU plan
+    /// has been checked on the emulator and the software CUDA device only.
     #[default]
     Auto,
     /// The multithreaded SIMD CPU backend, with its instruction set and blocking.
@@ -97,17 +100,36 @@ pub(crate) fn create(
     md: Option<&MdState>,
 ) -> Result<(Box<dyn Engine>, Backend)> {
     let short_range = matches!(params.force(), ForceLaw::LennardJones(_));
-    if short_range && matches!(backend, Backend::Cuda { .. } | Backend::Emulator { .. }) {
-        // The GPU plans say what they lack for this force law.
-        crate::plan::Plan::new(bodies.len(), *params)?;
-    }
     let (engine, resolved): (Box<dyn Engine>, Backend) = match backend {
         Backend::Cpu(tuning) if short_range => (
             Box::new(MdEngine::new(bodies, params, tuning, md)?),
             backend,
         ),
+        // The GPU MD plan; what it lacks (open space, all pairs, half lists,
+        // another integrator) is an error naming it.
+        Backend::Emulator { race_detection } if short_range => {
+            let device = EmulatedMd::new(LaunchOptions {
+                race_detection,
+                ..LaunchOptions::default()
+            });
+            (
+                Box::new(MdPlanEngine::new(
+                    device,
+                    BackendKind::Emulator,
+                    bodies,
+                    params,
+                    md,
+                )?),
+                backend,
+            )
+        }
+        Backend::Cuda { device } if short_range => {
+            (CudaEngine::md(device, bodies, params, md)?, backend)
+        }
         Backend::Auto if short_range => {
-            log::info!("backend auto: short-range forces run on the CPU (no GPU kernels yet)");
+            // The GPU MD plan is checked on the emulator and the software
+            // CUDA device only, never yet on a GPU: Auto keeps to the CPU.
+            log::info!("backend auto: short-range forces run on the CPU");
             let tuning = CpuTuning::default();
             (
                 Box::new(MdEngine::new(bodies, params, tuning, md)?),

@@ -1,8 +1,8 @@
 //! The short-range (Lennard-Jones) side of the public API: the builder's
-//! combinations and their errors, the GPU backends' refusal, image
-//! counters, checkpoints and archives that carry the box, the image
-//! counters and the neighbour settings (and resume bit-identically), files
-//! of the previous formats, clones and added or removed bodies.
+//! combinations and their errors, image counters, checkpoints and archives
+//! that carry the box, the image counters and the neighbour settings (and
+//! resume bit-identically), files of the previous formats, clones and added or removed bodies. The GPU
+//! backends' Lennard-Jones runs are `tests/md_gpu.rs`.
 
 use nbody_host::md::{CellList, Lists, Rebuild};
 use nbody_host::snapshot::{Archive, ArchiveWriter};
@@ -139,31 +139,6 @@ fn nonsense_combinations_and_bad_values_are_clear_errors() {
         Integrator::from_name("velocity-verlet"),
         Some(Integrator::Leapfrog)
     );
-}
-
-#[test]
-fn the_gpu_backends_refuse_lennard_jones_naming_what_is_missing_and_auto_runs_it_on_the_cpu() {
-    let (atoms, boundary) = ic::fcc_lattice(4, 0.8442, 1.0, 1).unwrap();
-    for backend in [Backend::emulator(), Backend::Cuda { device: 0 }] {
-        let e = Simulation::builder(atoms.clone())
-            .force(lj())
-            .boundary(boundary)
-            .backend(backend)
-            .build()
-            .unwrap_err();
-        assert!(matches!(e, Error::Unsupported(_)), "{backend:?}: {e}");
-        assert!(
-            e.to_string().contains("Lennard-Jones on the GPU backends"),
-            "{e}"
-        );
-        assert!(e.to_string().contains("neighbour lists"), "{e}");
-    }
-    let sim = Simulation::builder(atoms)
-        .force(lj())
-        .boundary(boundary)
-        .build()
-        .unwrap();
-    assert_eq!(sim.backend().name(), "cpu");
 }
 
 #[test]

@@ -262,6 +262,31 @@ fn the_plot_shows_lammps_s_thermo_beside_ours() {
 }
 
 #[test]
+fn the_emulator_runs_the_melt_like_the_cpu() {
+    let args = |backend| {
+        [
+            "--cells",
+            "4",
+            "--steps",
+            "20",
+            "--thermo",
+            "10",
+            "--backend",
+            backend,
+        ]
+    };
+    let (emu, cpu) = (run_ok(&args("emulator")), run_ok(&args("cpu")));
+    assert_eq!(result_fields(&emu)[0].1, "emulator");
+    let (e, c) = (thermo(&emu), thermo(&cpu));
+    assert_eq!(e.len(), 3);
+    for (re, rc) in e.iter().zip(&c) {
+        for (x, y) in re.iter().zip(rc) {
+            assert!((x - y).abs() <= 1e-4 * y.abs().max(1.0), "{re:?} vs {rc:?}");
+        }
+    }
+}
+
+#[test]
 fn bad_command_lines_and_inputs_are_one_line_errors_with_their_status() {
     use lj_melt::exit;
     let line = run_err(&["--init", "x.npy"], exit::USAGE);
@@ -273,8 +298,12 @@ fn bad_command_lines_and_inputs_are_one_line_errors_with_their_status() {
     assert!(line.contains("half the shortest box length"), "{line}");
     let line = run_err(&["--cells", "4", "--cutoff", "-1"], exit::INPUT);
     assert!(line.contains("cutoff = -1"), "{line}");
-    let line = run_err(&["--cells", "4", "--backend", "emulator"], exit::OTHER);
+    let line = run_err(
+        &["--cells", "4", "--backend", "emulator", "--lists", "half"],
+        exit::OTHER,
+    );
     assert!(line.contains("Lennard-Jones on the GPU backends"), "{line}");
+    assert!(line.contains("half Verlet lists"), "{line}");
     let line = run_err(&["--init", "/nonexistent/x.npy", "--box", "10"], exit::IO);
     assert!(line.contains("/nonexistent/x.npy"), "{line}");
     let dir = tempfile::tempdir().unwrap();

@@ -29,7 +29,6 @@ fn function_attribute(f: sys::CUfunction, attribute: sys::CUfunction_attribute) 
 /// (48 KiB less its static shared memory) unless raised; the caller has
 /// checked the device's opt-in maximum.
 pub(super) fn configure_functions(functions: &[sys::CUfunction], plan: &Plan) -> Result<()> {
-    use sys::CUfunction_attribute::*;
     // Per entry: the largest block and dynamic shared memory it is launched with.
     let mut needs: Vec<(Entry, u32, u32)> = Vec::new();
     for op in plan.every_op() {
@@ -46,27 +45,41 @@ pub(super) fn configure_functions(functions: &[sys::CUfunction], plan: &Plan) ->
         }
     }
     for (entry, block, shared) in needs {
-        let f = functions[entry as usize];
-        let max = function_attribute(f, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?;
-        if block > max {
-            return Err(Error::BlockExceedsKernelLimit {
-                kernel: entry.name(),
-                block,
-                max,
-                registers: function_attribute(f, CU_FUNC_ATTRIBUTE_NUM_REGS)?,
-            });
-        }
-        if shared > function_attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)? {
-            // SAFETY: a valid function handle of the loaded module.
-            let status = unsafe {
-                sys::cuFuncSetAttribute(
-                    f,
-                    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    shared as i32,
-                )
-            };
-            driver(status, "raising the shared-memory limit")?;
-        }
+        check_launch(functions[entry as usize], entry, block, shared)?;
+    }
+    Ok(())
+}
+
+/// Checks the function `f` of `entry` against a launch of `block` threads
+/// with `shared` bytes of dynamic shared memory after the driver's JIT, and
+/// raises its dynamic shared-memory limit if the launch needs more (the
+/// caller has checked the device's opt-in maximum).
+pub(super) fn check_launch(
+    f: sys::CUfunction,
+    entry: Entry,
+    block: u32,
+    shared: u32,
+) -> Result<()> {
+    use sys::CUfunction_attribute::*;
+    let max = function_attribute(f, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?;
+    if block > max {
+        return Err(Error::BlockExceedsKernelLimit {
+            kernel: entry.name(),
+            block,
+            max,
+            registers: function_attribute(f, CU_FUNC_ATTRIBUTE_NUM_REGS)?,
+        });
+    }
+    if shared > function_attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)? {
+        // SAFETY: a valid function handle of the loaded module.
+        let status = unsafe {
+            sys::cuFuncSetAttribute(
+                f,
+                CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                shared as i32,
+            )
+        };
+        driver(status, "raising the shared-memory limit")?;
     }
     Ok(())
 }

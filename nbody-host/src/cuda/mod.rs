@@ -13,6 +13,8 @@ mod engine;
 #[cfg(feature = "cuda")]
 mod limits;
 #[cfg(feature = "cuda")]
+mod md;
+#[cfg(feature = "cuda")]
 pub(crate) use block_pair::CudaBlockForces;
 #[cfg(feature = "cuda")]
 pub(crate) use engine::CudaEngine;
@@ -34,6 +36,16 @@ mod stand_in {
     impl CudaEngine {
         /// Always [`Error::CudaNotCompiled`].
         pub(crate) fn new(_device: u32, _bodies: &Bodies, _params: &Params) -> Result<CudaEngine> {
+            Err(Error::CudaNotCompiled)
+        }
+
+        /// Always [`Error::CudaNotCompiled`].
+        pub(crate) fn md(
+            _device: u32,
+            _bodies: &Bodies,
+            _params: &Params,
+            _start: Option<&crate::md::MdState>,
+        ) -> Result<Box<dyn Engine>> {
             Err(Error::CudaNotCompiled)
         }
     }

@@ -62,13 +62,6 @@ mod block_pair;
 mod device_memory;
 mod engine;
 mod launch;
-#[cfg_attr(
-    not(test),
-    allow(
-        dead_code,
-        reason = "not wired into `Simulation` yet: the MD plan's tests drive it"
-    )
-)]
 mod md;
 mod race_detector;
 mod worker_pool;
@@ -77,10 +70,6 @@ pub(crate) use block_pair::EmulatorBlockForces;
 pub use device_memory::DeviceMemory;
 pub(crate) use engine::EmulatorEngine;
 pub use launch::{EmuThread, LaunchOptions, launch};
-#[cfg_attr(
-    not(test),
-    allow(unused_imports, reason = "only the MD plan's tests use it so far")
-)]
 pub(crate) use md::EmulatedMd;
 
 /// Locks `m`, also if a panicking thread poisoned it: an emulated thread's

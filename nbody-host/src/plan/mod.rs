@@ -14,13 +14,6 @@
 //! same `dt` becomes one fused per-body kernel.
 
 pub(crate) mod block_pair;
-#[cfg_attr(
-    not(test),
-    allow(
-        dead_code,
-        reason = "not wired into `Simulation` yet: its tests drive it"
-    )
-)]
 pub(crate) mod md;
 pub(crate) mod run;
 
@@ -94,14 +87,14 @@ impl Plan {
         if n == 0 {
             return Err(Error::NoBodies);
         }
-        // The force side of a plan: gravity's kernel families. A new force
-        // law adds its kernels' launches in `force_ops` (and its energy op)
-        // and lifts its refusal here.
+        // The force side of a plan: gravity's kernel families. Short-range
+        // force laws run on their own plan (`md::MdPlan`, through
+        // `md::MdPlanEngine`), which `backend::create` starts instead.
         if let ForceLaw::LennardJones(_) = params.force() {
             return Err(Error::Unsupported(
-                "Lennard-Jones on the GPU backends (CUDA, emulator): their kernels (binning into \
-                 cells, neighbour lists, the LJ force and virial) are not written yet; use \
-                 Backend::Cpu (or Backend::Auto, which picks it for short-range forces)"
+                "Lennard-Jones has no all-pairs gravity plan: the GPU backends run it through \
+                 the MD plan (cells, Verlet lists, velocity Verlet), which Simulation starts \
+                 for it"
                     .into(),
             ));
         }

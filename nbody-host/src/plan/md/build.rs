@@ -17,13 +17,32 @@ use crate::error::{Error, Result};
 impl MdPlan {
     /// Uploads the bodies (positions with masses in `w`, velocities),
     /// builds the lists and computes the first accelerations.
+    #[cfg(test)]
     pub(crate) fn start<D: MdDevice>(
         &mut self,
         dev: &mut D,
         pos: &[Vec4],
         vel: &[Vec4],
     ) -> Result<()> {
+        self.start_with_images(dev, pos, vel, &[])
+    }
+
+    /// `start` with image counters per body to start from (none:
+    /// all zero), as a continued run has them.
+    pub(crate) fn start_with_images<D: MdDevice>(
+        &mut self,
+        dev: &mut D,
+        pos: &[Vec4],
+        vel: &[Vec4],
+        images: &[[i32; 3]],
+    ) -> Result<()> {
         let n = self.n as usize;
+        if !images.is_empty() && images.len() != n {
+            return Err(Error::InvalidCombination(format!(
+                "{} image counters for {n} bodies",
+                images.len()
+            )));
+        }
         if pos.len() != n || vel.len() != n {
             return Err(Error::LengthMismatch {
                 positions: pos.len(),
@@ -86,7 +105,12 @@ impl MdPlan {
         }
         dev.write(MdBuf::Pos, 0, &vec4_words(pos))?;
         dev.write(MdBuf::Vel, 0, &vec4_words(vel))?;
-        let tags: Vec<u32> = (0..self.n).flat_map(|id| [0, 0, 0, id]).collect();
+        let tags: Vec<u32> = (0..self.n)
+            .flat_map(|id| {
+                let [x, y, z] = images.get(id as usize).copied().unwrap_or([0; 3]);
+                [x as u32, y as u32, z as u32, id]
+            })
+            .collect();
         dev.write(MdBuf::Tag, 0, &tags)?;
         dev.write(MdBuf::Status, 0, &[ALL_FINITE, 0])?;
         self.rebuild(dev)?;
@@ -246,6 +270,7 @@ impl MdPlan {
             if ghosts <= self.gcap && needed == 0 {
                 self.ghosts = ghosts;
                 self.builds += 1;
+                self.since_build = 0;
                 return Ok(());
             }
         }

@@ -4,15 +4,19 @@
 //!
 //! Driven by plain parameters ([`MdParams`]: box, cutoff, skin, epsilon,
 //! sigma, shift, dt) and by any device that implements [`MdDevice`] (the
-//! emulator's in `emulator/md.rs`; the CUDA engine can implement the same
-//! seven methods on cust buffers). Not wired into `Simulation` yet: that
-//! waits for the public Lennard-Jones API.
+//! emulator's in `emulator/md.rs`, the CUDA engine's in `cuda/md.rs`).
+//! [`MdPlanEngine`] (`engine.rs`) runs it behind `Simulation` on
+//! `Backend::Emulator` and `Backend::Cuda`: Lennard-Jones in a periodic box
+//! with cell-built full lists and velocity Verlet; anything else is an
+//! `Error::Unsupported` naming it.
 //!
 //! # One step (velocity Verlet)
 //! `Kick(dt/2)`, [`MdDrift`](Entry::MdDrift) (drift in place and the rebuild
 //! trigger), one read of the status words (the trigger and the previous
 //! step's divergence check), then a rebuild if a body moved more than
-//! `skin / 2` since the last one, else [`MdGhostUpdate`](Entry::MdGhostUpdate);
+//! `skin / 2` since the last one (or, with a fixed interval,
+//! [`MdPlan::set_rebuild_every`], every `k` steps), else
+//! [`MdGhostUpdate`](Entry::MdGhostUpdate);
 //! [`LjForces`](Entry::LjForces), `Kick(dt/2)`,
 //! [`CheckFinite`](Entry::CheckFinite) into the status buffer.
 //!
@@ -36,12 +40,16 @@ use gpu_kernels::shape::{self, LaunchShape, NEIGHBOUR_GROUP};
 use crate::error::Result;
 
 mod build;
+mod engine;
 mod params;
 mod step;
 
+pub(crate) use engine::MdPlanEngine;
+#[cfg(feature = "cuda")]
+pub(crate) use engine::md_params;
 pub(crate) use params::MdParams;
-#[allow(unused_imports)] // what `Simulation` will read
-pub(crate) use step::{MdState, Thermo};
+#[cfg(test)]
+use step::MdState;
 
 #[cfg(test)]
 mod reference;
@@ -172,6 +180,13 @@ pub(crate) struct MdPlan {
     ghosts: u32,
     /// Builds so far.
     builds: u64,
+    /// Rebuild every this many steps ([`Rebuild::Every`](crate::md::Rebuild::Every));
+    /// `None`: when a body moved more than half the skin.
+    every: Option<u32>,
+    /// Steps since the last build.
+    since_build: u64,
+    /// Fixed-interval builds at which a body had moved more than half the skin.
+    dangerous_builds: u64,
 }
 
 impl MdPlan {
@@ -185,12 +200,26 @@ impl MdPlan {
         self.builds
     }
 
+    /// Fixed-interval builds at which a body had moved more than half the
+    /// skin since the previous one.
+    pub(crate) fn dangerous_builds(&self) -> u64 {
+        self.dangerous_builds
+    }
+
+    /// Rebuilds every `k` steps (`Some(k)`, LAMMPS's `every k check no`)
+    /// instead of when a body moved more than half the skin (`None`).
+    pub(crate) fn set_rebuild_every(&mut self, every: Option<u32>) {
+        self.every = every.map(|k| k.max(1));
+    }
+
     /// The neighbour list capacity per body.
+    #[cfg(test)]
     pub(crate) fn capacity(&self) -> u32 {
         self.cap
     }
 
     /// Ghosts of the current build.
+    #[cfg(test)]
     pub(crate) fn ghosts(&self) -> u32 {
         self.ghosts
     }

@@ -182,6 +182,9 @@ impl MdPlan {
             gcap: ((n as f64 * ghost_fraction * 1.25) as u32 + 32).min(7 * n),
             ghosts: 0,
             builds: 0,
+            every: None,
+            since_build: 0,
+            dangerous_builds: 0,
         };
         plan.nlist_words()?;
         Ok(plan)

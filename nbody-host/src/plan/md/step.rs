@@ -120,7 +120,22 @@ impl MdPlan {
             if status[STATUS_FINITE as usize] != ALL_FINITE {
                 return self.diverged(dev, &status, s - 1, s - 1).map(Some);
             }
-            if status[STATUS_MOVED as usize] != 0 {
+            // Set by any drift since the last build (the CPU asks at the
+            // build only): a fixed interval's build is dangerous if a body
+            // went past half the skin at some step of the interval.
+            let moved = status[STATUS_MOVED as usize] != 0;
+            self.since_build += 1;
+            let due = match self.every {
+                None => moved,
+                Some(k) => {
+                    let due = self.since_build >= k as u64;
+                    if due && moved {
+                        self.dangerous_builds += 1;
+                    }
+                    due
+                }
+            };
+            if due {
                 self.rebuild(dev)?;
             } else {
                 dev.launch(

@@ -1,0 +1,263 @@
+//! [`MdPlanEngine`]: a `Simulation`'s short-range run on the GPU backends,
+//! the MD plan driven over any [`MdDevice`] (the emulator's, the CUDA
+//! engine's). What the plan does not do is an [`Error::Unsupported`] naming
+//! it, from [`md_params`], before anything is allocated.
+
+use glam::Vec3;
+
+use super::{MdBuf, MdDevice, MdParams, MdPlan, words_tag, words_vec4};
+use crate::config::Params;
+use crate::engine::{BackendKind, Divergence, Engine};
+use crate::error::{Error, Result};
+use crate::force::ForceLaw;
+use crate::integrator::Integrator;
+use crate::md::{Boundary, Enumeration, Lists, MdState, MdStats, Rebuild, ThermoSums};
+use crate::state::{Bodies, Energy};
+
+/// The MD plan's parameters for `params`, and its rebuild interval (`None`:
+/// automatic); an [`Error::Unsupported`] naming what the GPU MD plan lacks.
+pub(crate) fn md_params(params: &Params) -> Result<(MdParams, Option<u32>)> {
+    let ForceLaw::LennardJones(lj) = params.force() else {
+        return Err(Error::Unsupported(
+            "the GPU MD plan runs short-range force laws (Lennard-Jones) only".into(),
+        ));
+    };
+    let missing = |what: &str, instead: &str| {
+        Error::Unsupported(format!(
+            "Lennard-Jones on the GPU backends (CUDA, emulator): {what} is not implemented \
+             there (the GPU MD plan runs a periodic box with cell-built full Verlet lists and \
+             velocity Verlet); {instead}, or use Backend::Cpu"
+        ))
+    };
+    let Boundary::Periodic { .. } = params.boundary() else {
+        return Err(missing(
+            "open space (Boundary::Open)",
+            "use Boundary::Periodic",
+        ));
+    };
+    let lengths = params
+        .boundary()
+        .lengths_f32()
+        .expect("a periodic box has lengths");
+    if params.integrator() != Integrator::VELOCITY_VERLET {
+        return Err(missing(
+            &format!("the integrator {}", params.integrator().name()),
+            "use Integrator::VELOCITY_VERLET",
+        ));
+    }
+    let (skin, rebuild, bin_size) = match params.enumeration() {
+        Enumeration::AllPairs => {
+            return Err(missing(
+                "the all-pairs enumeration (Neighbours::AllPairs, or Auto in a box too small \
+                 for cells)",
+                "use Neighbours::Cells in a box of at least 2 (r_c + skin) per side",
+            ));
+        }
+        Enumeration::Cells {
+            lists: Lists::Half, ..
+        } => {
+            return Err(missing(
+                "half Verlet lists (Lists::Half, Newton's third law)",
+                "use Lists::Full or Lists::Auto",
+            ));
+        }
+        Enumeration::Cells {
+            skin,
+            rebuild,
+            bin_size,
+            ..
+        } => (skin, rebuild, bin_size),
+    };
+    let mut p = MdParams::new(
+        lengths,
+        lj.cutoff(),
+        skin,
+        lj.epsilon(),
+        lj.sigma(),
+        lj.shift(),
+        params.dt(),
+    );
+    let side = (lj.cutoff() as f64 + skin as f64).max(bin_size as f64);
+    if bin_size > 0.0 {
+        p.cells = Some(lengths.map(|l| ((l as f64 / side) as u32).clamp(1, 1024)));
+    }
+    let every = match rebuild {
+        Rebuild::Auto => None,
+        Rebuild::Every(k) => Some(k),
+    };
+    Ok((p, every))
+}
+
+/// The closest body to `i` (minimum image in the box `lengths`) and the
+/// distance: who overlaps `i`.
+pub(crate) fn nearest(bodies: &Bodies, lengths: [f32; 3], i: usize) -> (usize, f64) {
+    let xi = bodies.positions[i];
+    let (mut best, mut at) = (f64::INFINITY, i);
+    for (t, p) in bodies.positions.iter().enumerate().filter(|&(t, _)| t != i) {
+        let r2: f64 = (0..3)
+            .map(|a| {
+                let l = lengths[a] as f64;
+                let mut d = p[a] as f64 - xi[a] as f64;
+                d -= l * (d / l).round();
+                d * d
+            })
+            .sum();
+        if r2 < best {
+            (best, at) = (r2, t);
+        }
+    }
+    (at, best.sqrt())
+}
+
+/// A short-range run on the GPU MD plan over the device `D`.
+pub(crate) struct MdPlanEngine<D: MdDevice> {
+    plan: MdPlan,
+    dev: D,
+    kind: BackendKind,
+    /// List entries per body at the last build, and the build it was read at.
+    entries_per_atom: (f64, u64),
+}
+
+impl<D: MdDevice> MdPlanEngine<D> {
+    /// Uploads `bodies` (with `start`'s image counters), builds the lists
+    /// and computes the first forces; an overlapping pair is an
+    /// [`Error::Overlapping`] naming it, as on the CPU.
+    pub(crate) fn new(
+        mut dev: D,
+        kind: BackendKind,
+        bodies: &Bodies,
+        params: &Params,
+        start: Option<&MdState>,
+    ) -> Result<MdPlanEngine<D>> {
+        let (md, every) = md_params(params)?;
+        bodies.validate()?;
+        if let Some(i) = bodies.masses.iter().position(|&m| m <= 0.0) {
+            return Err(Error::InvalidCombination(format!(
+                "body {i}: mass {} under Lennard-Jones, whose accelerations F / m need masses > 0",
+                bodies.masses[i]
+            )));
+        }
+        let mut plan = MdPlan::new(bodies.len(), md)?;
+        plan.set_rebuild_every(every);
+        let (pos, vel) = bodies.to_device_layout();
+        let images = start.map(|s| &s.images[..]).unwrap_or(&[]);
+        plan.start_with_images(&mut dev, &pos, &vel, images)?;
+        let mut engine = MdPlanEngine {
+            plan,
+            dev,
+            kind,
+            entries_per_atom: (0.0, 0),
+        };
+        engine.count_entries()?;
+        let acc = engine.read_accelerations()?;
+        if let Some(i) = acc.iter().position(|a| !a.is_finite()) {
+            let (j, distance) = nearest(bodies, md.lengths, i);
+            return Err(Error::Overlapping {
+                a: i.min(j),
+                b: i.max(j),
+                distance,
+            });
+        }
+        Ok(engine)
+    }
+
+    /// The accelerations at the current positions, in the caller's order.
+    fn read_accelerations(&mut self) -> Result<Vec<Vec3>> {
+        let n = self.plan.n() as usize;
+        let acc = words_vec4(&self.dev.read(MdBuf::Acc, 0, 4 * n)?);
+        let mut out = vec![Vec3::ZERO; n];
+        for (a, id) in acc.iter().zip(self.ids()?) {
+            out[id] = Vec3::new(a.x, a.y, a.z);
+        }
+        Ok(out)
+    }
+
+    /// Reads the list entries per body after a new build (for
+    /// [`MdStats::neighbours_per_atom`]).
+    fn count_entries(&mut self) -> Result<()> {
+        let builds = self.plan.builds();
+        if builds != self.entries_per_atom.1 {
+            let n = self.plan.n() as usize;
+            let counts = self.dev.read(MdBuf::NCount, 0, n)?;
+            let total: u64 = counts.iter().map(|&c| c as u64).sum();
+            self.entries_per_atom = (total as f64 / n as f64, builds);
+        }
+        Ok(())
+    }
+
+    /// The bodies' original indices, slot by slot.
+    fn ids(&mut self) -> Result<Vec<usize>> {
+        let n = self.plan.n() as usize;
+        let tags = words_tag(&self.dev.read(MdBuf::Tag, 0, 4 * n)?);
+        Ok(tags.iter().map(|t| t.id as usize).collect())
+    }
+}
+
+impl<D: MdDevice + Send> Engine for MdPlanEngine<D> {
+    fn kind(&self) -> BackendKind {
+        self.kind.clone()
+    }
+
+    fn method(&self) -> &'static str {
+        "lj-cells"
+    }
+
+    fn step(&mut self, steps: u64) -> Result<Option<Divergence>> {
+        let divergence = self.plan.step(&mut self.dev, steps)?;
+        self.count_entries()?;
+        Ok(divergence)
+    }
+
+    fn read_state(&mut self) -> Result<Bodies> {
+        let s = self.plan.read_state(&mut self.dev)?;
+        Ok(Bodies::from_device_layout(&s.positions, &s.velocities))
+    }
+
+    fn energy(&mut self) -> Result<Energy> {
+        let s = self.thermo_sums()?;
+        Ok(Energy {
+            kinetic: s.kinetic,
+            potential: s.potential,
+        })
+    }
+
+    fn accelerations(&mut self) -> Result<Vec<Vec3>> {
+        self.read_accelerations()
+    }
+
+    fn thermo_sums(&mut self) -> Result<ThermoSums> {
+        let t = self.plan.thermo(&mut self.dev)?;
+        Ok(ThermoSums {
+            kinetic: t.kinetic,
+            potential: t.potential,
+            virial: t.virial,
+        })
+    }
+
+    fn images(&mut self) -> Result<Option<Vec<[i32; 3]>>> {
+        Ok(Some(self.plan.read_state(&mut self.dev)?.images))
+    }
+
+    fn md_stats(&self) -> Option<MdStats> {
+        let [x, y, z] = self.plan.cells();
+        Some(MdStats {
+            builds: self.plan.builds(),
+            dangerous_builds: self.plan.dangerous_builds(),
+            cells: [x as usize, y as usize, z as usize],
+            // Full lists: every pair twice; each thread runs its own list.
+            neighbours_per_atom: self.entries_per_atom.0,
+            lanes_per_atom: self.entries_per_atom.0,
+            // Not timed per part: the kernels run asynchronously.
+            ..MdStats::default()
+        })
+    }
+
+    /// The image counters only: the GPU's within-cell order depends on the
+    /// order before each build, so a continuation rebuilds its lists (the
+    /// physics continues; the bits of the sums' order need not).
+    fn md_state(&mut self) -> Result<Option<MdState>> {
+        Ok(Some(MdState::with_images(
+            self.plan.read_state(&mut self.dev)?.images,
+        )))
+    }
+}
