@@ -14,6 +14,9 @@
 #     opt-in, an engine dropped on another thread) and the runtime errors that
 #     need a device (DeviceMemoryExceeded, SharedMemoryExceeded,
 #     CudaUnavailable, BlockExceedsKernelLimit) through SOFTCUDA_* variables;
+#   - the block-pair primitive of the MPI ring (tests/cuda_block_pair.rs:
+#     every operation against the f64 oracle, and the same defects: stream
+#     order, JIT limits, opt-in, dropped on another thread);
 #   - kill-and-resume (tests/snapshot.rs);
 #   - nbody_tiled --backend cuda, every kernel x integrator against the CPU
 #     backend (scripts/softcuda-e2e.sh), also with non-blocking streams;
@@ -35,7 +38,7 @@ cd "$root"
 start=$(date +%s)
 step() { printf '\n---- softcuda [%4ds] %s\n' "$(($(date +%s) - start))" "$*"; }
 sc=scripts/with-softcuda.sh
-tests=(--test correctness --test cuda_backend --test gpu_path --test snapshot)
+tests=(--test correctness --test cuda_backend --test cuda_block_pair --test gpu_path --test snapshot)
 
 step "build: the driver, nbody-host --features cuda linked against it"
 $sc cargo test -q -p nbody-host --features cuda "${tests[@]}" --no-run
@@ -44,6 +47,7 @@ $sc cargo test -q -p nbody-host --features cuda "${tests[@]}" --no-run
 suite() {
   $sc cargo test -q -p nbody-host --features cuda --test correctness cuda::
   $sc cargo test -q -p nbody-host --features cuda --test cuda_backend
+  $sc cargo test -q -p nbody-host --features cuda --test cuda_block_pair
   $sc cargo test -q -p nbody-host --features cuda --test gpu_path
   $sc cargo test -q -p nbody-host --features cuda --test snapshot kill_and_resume
 }
