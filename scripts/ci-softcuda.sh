@@ -23,7 +23,7 @@
 #   - cargo bench --features cuda -- --quick on N = 1024 (modelled time);
 #   - scripts/first-gpu.sh refusing at once where there is no GPU.
 # (scripts/softcuda-mutations.sh, the mutations these tests must catch, takes
-# about 7 more minutes and is not run here: see its header.)
+# about 8 more minutes and is not run here: see its header.)
 #
 # Measured (budget: 12 min): 698 s = 11.6 min from a target dir holding only
 # what .ci/run's earlier steps build (test, release and bench profiles
