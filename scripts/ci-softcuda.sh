@@ -31,6 +31,8 @@
 # load average between 100 and 250 (3.1 min compiling, 6.2 min of the four
 # schedules, 1.1 min e2e, 1.2 min bench); 400 s in a less loaded run with
 # the feature's test builds warm. An idle machine does better than either.
+# 2026-11-26: 405 s with the test builds warm; tests/cuda_block_pair.rs adds
+# about 30 s over the four schedules (3 s deterministic, 8-10 s per seed).
 #   scripts/ci-softcuda.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
