@@ -14,6 +14,9 @@
 #     opt-in, an engine dropped on another thread) and the runtime errors that
 #     need a device (DeviceMemoryExceeded, SharedMemoryExceeded,
 #     CudaUnavailable, BlockExceedsKernelLimit) through SOFTCUDA_* variables;
+#   - the block-pair primitive of the MPI ring (tests/cuda_block_pair.rs:
+#     every operation against the f64 oracle, and the same defects: stream
+#     order, JIT limits, opt-in, dropped on another thread);
 #   - kill-and-resume (tests/snapshot.rs);
 #   - Lennard-Jones through the GPU MD plan on Backend::Cuda (tests/md_gpu.rs
 #     cuda::, 256 atoms against the CPU engine and the f64 oracle through
@@ -24,7 +27,7 @@
 #   - cargo bench --features cuda -- --quick on N = 1024 (modelled time);
 #   - scripts/first-gpu.sh refusing at once where there is no GPU.
 # (scripts/softcuda-mutations.sh, the mutations these tests must catch, takes
-# about 7 more minutes and is not run here: see its header.)
+# about 8 more minutes and is not run here: see its header.)
 #
 # Measured (budget: 12 min): 698 s = 11.6 min from a target dir holding only
 # what .ci/run's earlier steps build (test, release and bench profiles
@@ -32,6 +35,8 @@
 # load average between 100 and 250 (3.1 min compiling, 6.2 min of the four
 # schedules, 1.1 min e2e, 1.2 min bench); 400 s in a less loaded run with
 # the feature's test builds warm. An idle machine does better than either.
+# 2026-11-26: 405 s with the test builds warm; tests/cuda_block_pair.rs adds
+# about 30 s over the four schedules (3 s deterministic, 8-10 s per seed).
 #   scripts/ci-softcuda.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,7 +44,7 @@ cd "$root"
 start=$(date +%s)
 step() { printf '\n---- softcuda [%4ds] %s\n' "$(($(date +%s) - start))" "$*"; }
 sc=scripts/with-softcuda.sh
-tests=(--test correctness --test cuda_backend --test gpu_path --test snapshot --test md_gpu)
+tests=(--test correctness --test cuda_backend --test cuda_block_pair --test gpu_path --test snapshot --test md_gpu)
 
 step "build: the driver, nbody-host --features cuda linked against it"
 $sc cargo test -q -p nbody-host --features cuda "${tests[@]}" --no-run
@@ -48,6 +53,7 @@ $sc cargo test -q -p nbody-host --features cuda "${tests[@]}" --no-run
 suite() {
   $sc cargo test -q -p nbody-host --features cuda --test correctness cuda::
   $sc cargo test -q -p nbody-host --features cuda --test cuda_backend
+  $sc cargo test -q -p nbody-host --features cuda --test cuda_block_pair
   $sc cargo test -q -p nbody-host --features cuda --test gpu_path
   $sc cargo test -q -p nbody-host --features cuda --test snapshot kill_and_resume
   $sc cargo test -q -p nbody-host --features cuda --test md_gpu cuda::

@@ -11,6 +11,7 @@
 #      engine's check of every block size against them;
 #   3. correctness of Backend::Cuda against the f64 oracle (tests/correctness.rs
 #      cuda::, all sizes), against the emulator (tests/cuda_backend.rs), the
+#      block-pair primitive of the MPI ring (tests/cuda_block_pair.rs), the
 #      GPU-path tests, kill-and-resume;
 #   4. cargo bench --features cuda -- cuda (PIPS from CUDA events: a real
 #      measurement on a GPU, a model on the software device);
@@ -89,7 +90,7 @@ else
 fi
 
 section "2. Build"
-record 1800 "${run[@]}" cargo test "${cuda[@]}" --no-run --test correctness --test cuda_backend --test gpu_path --test snapshot
+record 1800 "${run[@]}" cargo test "${cuda[@]}" --no-run --test correctness --test cuda_backend --test cuda_block_pair --test gpu_path --test snapshot
 
 section "3. JIT limits of every entry point"
 record 600 "${run[@]}" cargo test "${cuda[@]}" --test cuda_backend jit_limits_of_every_entry_point -- --nocapture
@@ -97,6 +98,7 @@ record 600 "${run[@]}" cargo test "${cuda[@]}" --test cuda_backend jit_limits_of
 section "4. Correctness: Backend::Cuda against the f64 oracle and the emulator"
 record 3600 "${run[@]}" cargo test "${cuda[@]}" --test correctness cuda:: -- --nocapture
 record 1800 "${run[@]}" cargo test "${cuda[@]}" --test cuda_backend -- --skip softcuda_ --nocapture
+record 1800 "${run[@]}" cargo test "${cuda[@]}" --test cuda_block_pair -- --skip softcuda_ --nocapture
 record 1800 "${run[@]}" cargo test "${cuda[@]}" --test gpu_path
 record 1800 "${run[@]}" cargo test "${cuda[@]}" --test snapshot kill_and_resume
 

@@ -8,6 +8,10 @@
 #   - the interpreter's accounting: PTX instructions, shared-memory wavefronts
 #     and global sectors per interaction, from softcuda-stats (the software
 #     CUDA device, deterministic schedule, N = 4096, block 256, fixed bodies);
+#     the Lennard-Jones force kernel's global traffic per neighbour pair from
+#     the MD plan's accounting test on the same device (softcuda-stats builds
+#     no neighbour lists): nbody-host/src/plan/md/tests/runs.rs
+#     `the_force_kernel_moves_at_most_36_bytes_per_pair`, which prints it;
 #   - modelled: per kernel and architecture, the issue bound (4 warp
 #     instructions per clock per SM: 128 / SASS instructions per interaction)
 #     and the shared-memory bound (1 wavefront per clock per SM: 1 /
@@ -43,6 +47,12 @@ for k in $(grep -o '^kernel=[a-z_]*' "$out/sass-sm_90.txt" | cut -d= -f2); do
     "$interp" "$ptx" --kernel "$k" --n 4096 --block 256 --json >>"$out/softcuda.jsonl" ;;
   esac
 done
+# The LJ force kernel needs neighbour lists: the MD plan's test measures its
+# traffic (in.lj's state point, N = 2048, deterministic schedule) and prints
+# "... <bytes> bytes (<sectors> sectors) of global traffic".
+cargo test -q -p nbody-host --lib --manifest-path "$root/Cargo.toml" \
+  the_force_kernel_moves_at_most_36_bytes_per_pair -- --nocapture >"$out/lj-traffic.txt" 2>&1 ||
+  { cat "$out/lj-traffic.txt" >&2; exit 1; }
 python3 - "$root/README.md" "$out" <<'PY'
 import json, re, sys
 readme, out = sys.argv[1], sys.argv[2]
@@ -56,6 +66,10 @@ for arch in ("sm_80", "sm_90"):
                 sass[(f["kernel"], arch)] = f
 interp = {j["kernel"]: j for j in map(json.loads, open(f"{out}/softcuda.jsonl"))}
 kernels = [k for (k, a) in sass if a == "sm_90"]
+lj = re.search(r"([0-9.]+) bytes \(([0-9.]+) sectors\) of global traffic", open(f"{out}/lj-traffic.txt").read())
+if lj is None:
+    sys.exit("sass-table: the LJ accounting test printed no traffic line")
+lj_bytes, lj_sectors = float(lj.group(1)), float(lj.group(2))
 
 def sass_per_interaction(k, arch):
     """SASS instructions per interaction (N^2 counting) of the hot loop, or None."""
@@ -69,7 +83,7 @@ def fmt(x, digits=2):
     return "n/a" if x is None else f"{x:.{digits}f}"
 
 rows = [
-    "Static count (sass-stats: ptxas and cuobjdump, hottest loop) and the interpreter's accounting (softcuda-stats, whole kernel, N = 4096, block 256, deterministic schedule), per interaction with N^2 interactions per step (the triangle and block-pair kernels compute each pair once: two interactions; the `nbody_lj_forces` rows count one neighbour-list entry, one MUFU.RCP, as one interaction; softcuda-stats cannot run them without neighbour lists: the MD plan's accounting test measures 0.96 global sectors, 30.6 bytes, per neighbour pair on an in.lj state):",
+    f"Static count (sass-stats: ptxas and cuobjdump, hottest loop) and the interpreter's accounting (softcuda-stats, whole kernel, N = 4096, block 256, deterministic schedule), per interaction with N^2 interactions per step (the triangle and block-pair kernels compute each pair once: two interactions; the `nbody_lj_forces` rows count one neighbour-list entry, one MUFU.RCP, as one interaction; softcuda-stats cannot run them without neighbour lists: the MD plan's accounting test on the software device (`the_force_kernel_moves_at_most_36_bytes_per_pair`, in.lj's state point, N = 2048) measures {lj_sectors:.2f} global sectors, {lj_bytes:.1f} bytes, per neighbour pair):",
     "",
     "| kernel | registers sm_80 / sm_90 | spills | SASS instr. per interaction, sm_80 (static count) | sm_90 (static count) | PTX instr. per interaction (interpreter) | shared-memory wavefronts per interaction (interpreter) | global sectors per interaction (interpreter) |",
     "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",

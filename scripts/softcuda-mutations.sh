@@ -15,7 +15,8 @@
 # unmutated copy must pass first. Measured on this project's loaded 2-core
 # VM: 7.3 min from an empty target/mutants (the first build compiles every
 # dependency), 2.1 min once it is warm (nbody-host's test binaries rebuilt
-# after each mutation). Not in CI: cold, it would take scripts/ci-softcuda.sh
+# after each mutation); with the four block-pair mutations, 8.1 min from
+# empty (2026-11-26; results in softcuda/README.md, "Mutations"). Not in CI: cold, it would take scripts/ci-softcuda.sh
 # well past its 12-minute budget.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,7 +26,9 @@ src=$scratch/src
 export CARGO_TARGET_DIR=$scratch/target
 mkdir -p "$src" "$CARGO_TARGET_DIR"
 
-# name | file | python edit (gets `s`, the file's text; must change it) | tests (cargo test args; `;` separates runs)
+# name | file | python edit (gets `s`, the file's text; must change it; a `|`
+# in it is written \x7c inside a string literal) | tests (cargo test args;
+# `;` separates runs)
 mutations=$(cat <<'EOF'
 swap-args|nbody-host/src/cuda/engine.rs|s = replace(s, "                let mut pointers = [ptr::null_mut::<c_void>(); MAX_PARAMS];", "                let a = args.as_slice();\n                let k = a.len();\n                if k >= 2 && matches!((a[k - 2], a[k - 1]), (Arg::F32(_), Arg::F32(_))) {\n                    slots.swap(k - 2, k - 1);\n                }\n                let mut pointers = [ptr::null_mut::<c_void>(); MAX_PARAMS];")|--test cuda_backend;--test correctness cuda::tiled
 no-shared-opt-in|nbody-host/src/cuda/limits.rs|s = replace(s, "        if shared > function_attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)? {", "        if false && shared > function_attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)? {")|--test cuda_backend
@@ -34,6 +37,10 @@ bar-sync-triangle|nbody-host/ptx/gpu_kernels.ptx|s = delete_bar_sync(s, "nbody_t
 bug1-legacy-uploads|nbody-host/src/cuda/engine.rs|s = replace(s, "state.pos[0].async_copy_from(&pos[..], s)", "state.pos[0].copy_from(&pos[..])"); s = replace(s, "state.vel.async_copy_from(&vel[..], s)", "state.vel.copy_from(&vel[..])")|--test cuda_backend;--test correctness cuda::non_blocking
 md-legacy-uploads|nbody-host/src/cuda/md.rs|s = replace(s, "            sys::cuMemcpyHtoDAsync_v2(\n                dst,\n                host.as_ptr() as *const c_void,\n                4 * host.len(),\n                d.stream.as_inner(),\n            )", "            sys::cuMemcpyHtoD_v2(dst, host.as_ptr() as *const c_void, 4 * host.len())")|--test md_gpu cuda::
 bug1-legacy-flag-reset|nbody-host/src/cuda/engine.rs|s = replace(s, "        let flag = self.flag.as_device_ptr().as_raw();\n        self.memset32(flag, ALL_FINITE, 1)?;\n        self.memset32(flag + 4, 0, 1)", "        self.flag\n            .copy_from(&[ALL_FINITE, 0][..])\n            .map_err(during(\"resetting the divergence flag\"))")|--test cuda_backend
+bug1-block-pair-legacy-uploads|nbody-host/src/cuda/block_pair.rs|s = replace(s, "Some(words) => unsafe { buffer.async_copy_from(&words[..], stream) },", "Some(words) => buffer.copy_from(&words[..]),")|--test cuda_block_pair
+bug1-block-pair-legacy-memset|nbody-host/src/cuda/block_pair.rs|s = replace(s, "unsafe { self.partials.set_zero_async(&self.stream) }.map_err(&upload)?;", "self.partials.copy_from(&vec![0f64; partials][..]).map_err(&upload)?;")|--test cuda_block_pair
+bug4-block-pair-no-jit-limits|nbody-host/src/cuda/block_pair.rs|s = replace(s, "        configure_launches(&functions, launches.iter().map(\x7c(l, s)\x7c (l.entry(), *s)))?;\n", "        let _ = &launches;\n")|--test cuda_block_pair
+bug5-block-pair-drop-without-context|nbody-host/src/cuda/block_pair.rs|s = replace(s, "let pushed = unsafe { sys::cuCtxPushCurrent_v2(self.context.as_raw()) }\n            == sys::CUresult::CUDA_SUCCESS;", "let pushed = false;")|--test cuda_block_pair
 EOF
 )
 
@@ -73,7 +80,7 @@ PY
 # Baseline: the unmutated copy must pass every test a mutation is judged by,
 # or a CAUGHT below would mean nothing.
 echo "==== baseline (no mutation)"
-for run in "--test cuda_backend" "--test correctness cuda::"; do
+for run in "--test cuda_backend" "--test cuda_block_pair" "--test correctness cuda::"; do
   # shellcheck disable=SC2086
   (cd "$src" && scripts/with-softcuda.sh cargo test -q -p nbody-host --features cuda $run) \
     >"$scratch/baseline.log" 2>&1 ||

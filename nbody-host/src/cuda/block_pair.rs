@@ -4,63 +4,125 @@
 //! changes). One object per device, so several GPUs of one machine can each
 //! take blocks.
 //!
-//! Like the engine, it cannot run here (no GPU): it is type-checked by
-//! `scripts/cuda-check.sh`, and what it launches is what the emulator runs.
+//! Run in CI, through cust, on the software CUDA device
+//! (`tests/cuda_block_pair.rs`, `scripts/ci-softcuda.sh`), with the engine's
+//! fixes for issue 15 (`engine.rs`):
+//!
+//! - ordering: every upload and memset a kernel reads is an asynchronous
+//!   operation on the object's own stream, so stream order puts it before
+//!   the kernels whatever the stream's flags; the synchronous cust calls
+//!   (legacy stream) only read results back after the stream is synchronised;
+//! - limits: the kernels' limits after the JIT are checked, and the dynamic
+//!   shared memory opted into, when the object is made, before any launch
+//!   (`limits.rs`);
+//! - the object is `Send`, and its `Drop` makes its context current before
+//!   freeing anything, so it can be dropped on any thread.
 
 use std::ffi::c_void;
+use std::mem::ManuallyDrop;
 use std::ptr;
 
 use cust::context::{Context, CurrentContext};
 use cust::device::Device;
 use cust::error::CudaError;
-use cust::memory::{CopyDestination, DeviceBuffer};
+use cust::memory::{AsyncCopyDestination, CopyDestination, DeviceBuffer, DeviceCopy};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use cust::sys;
 use gpu_kernels::Vec4;
 use gpu_kernels::entry::{Arg, Entry, MAX_PARAMS};
 
+use super::engine::{driver, during};
+use super::limits::{configure_launches, shared_opt_in_bytes};
 use crate::block_pair::{BlockForces, check_block, check_len};
 use crate::config::Params;
 use crate::engine::BackendKind;
 use crate::error::{Error, Result};
 use crate::plan::block_pair::{PairBuf, PairLaunch, PairPlan};
 
-fn during(what: &'static str) -> impl Fn(CudaError) -> Error {
-    move |e| Error::Cuda {
-        during: what.to_owned(),
-        message: e.to_string(),
-    }
-}
-
 fn flatten(v: &[Vec4]) -> Vec<f32> {
     v.iter().flat_map(|p| p.to_array()).collect()
 }
 
+/// The `f32` buffer of `role`: `PosI`, `PosJ`, `AccI`, `ReactJ` (the
+/// partial sums are `f64`, a buffer of their own).
+fn index(role: PairBuf) -> usize {
+    match role {
+        PairBuf::PosI => 0,
+        PairBuf::PosJ => 1,
+        PairBuf::AccI => 2,
+        PairBuf::ReactJ => 3,
+        PairBuf::Partials => unreachable!("the partial sums are f64"),
+    }
+}
+
 /// The block-pair primitive on one CUDA device.
-///
-/// Fields drop in declaration order: buffers, module and stream go while
-/// the context (last) is alive.
 pub(crate) struct CudaBlockForces {
-    /// `PosI`, `PosJ`, `AccI`, `ReactJ` as `f32` words.
-    buffers: [DeviceBuffer<f32>; 4],
-    partials: DeviceBuffer<f64>,
-    functions: Vec<sys::CUfunction>,
-    _module: Module,
-    stream: Stream,
+    /// Dropped by [`CudaBlockForces`]'s `Drop`, with the context current.
+    device: ManuallyDrop<PairState>,
     plan: PairPlan,
     ordinal: u32,
     name: String,
+    /// The device's primary context, retained by this object and released
+    /// after `device` (fields drop after `Drop::drop`).
     context: Context,
 }
 
-// SAFETY: as for the CUDA engine: the handles belong to this object's
-// context, made current by every method before use (`enter`), and the
-// object is used from one thread at a time (`&mut self`).
+/// The device side: buffers, the module's functions and the stream, all of
+/// `CudaBlockForces::context`.
+///
+/// Fields drop in declaration order: buffers, module, then the stream the
+/// buffers' operations were queued on.
+struct PairState {
+    /// `PosI`, `PosJ`, `AccI`, `ReactJ` as `f32` words.
+    buffers: [DeviceBuffer<f32>; 4],
+    partials: DeviceBuffer<f64>,
+    /// The function of every entry point, by `Entry as usize`.
+    functions: Vec<sys::CUfunction>,
+    /// The loaded PTX, kept alive for `functions` (never read).
+    _module: Module,
+    stream: Stream,
+}
+
+// SAFETY: the driver objects are handles into the device's primary context,
+// which any host thread may use once it is made current: every method that
+// touches the device first makes it current (`enter`), `Drop` pushes it
+// before freeing anything, and the object is used from one thread at a time
+// (`&mut self`).
 unsafe impl Send for CudaBlockForces {}
 
+impl Drop for CudaBlockForces {
+    /// Frees the buffers, module and stream with the object's context
+    /// current on *this* thread, then restores the thread's previous
+    /// context: dropped on a thread that never used CUDA, `cuMemFree` would
+    /// fail there (no current context) and leak.
+    fn drop(&mut self) {
+        // SAFETY: a live context handle: `self.context` is released only
+        // after this function returns.
+        let pushed = unsafe { sys::cuCtxPushCurrent_v2(self.context.as_raw()) }
+            == sys::CUresult::CUDA_SUCCESS;
+        // SAFETY: `device` is dropped exactly once, here, and not used after.
+        unsafe { ManuallyDrop::drop(&mut self.device) };
+        if pushed {
+            let mut popped = ptr::null_mut();
+            // SAFETY: pops what was pushed above into a local out-pointer.
+            unsafe { sys::cuCtxPopCurrent_v2(&mut popped) };
+        }
+    }
+}
+
+/// A device buffer of `len` elements (none for 0), written on the object's
+/// stream before any kernel reads it.
+fn uninitialized<T: DeviceCopy>(len: usize) -> Result<DeviceBuffer<T>> {
+    // SAFETY: `f32` and `f64` are valid for any bit pattern; every buffer is
+    // filled by an operation on the object's stream, or written by the
+    // kernel, before it is read (`PairState::queue`).
+    unsafe { DeviceBuffer::uninitialized(len) }.map_err(during("allocating device memory"))
+}
+
 impl CudaBlockForces {
-    /// Loads the PTX on `device`.
+    /// Loads the PTX on `device` and checks every kernel the plan launches
+    /// against the device's shared memory and its limits after the JIT.
     pub(crate) fn new(device: u32, params: &Params, max_mass: f32) -> Result<CudaBlockForces> {
         let plan = PairPlan::new(params, max_mass)?;
         let unavailable = |e: CudaError| Error::CudaUnavailable(e.to_string());
@@ -74,6 +136,19 @@ impl CudaBlockForces {
         let dev = Device::get_device(device).map_err(unavailable)?;
         let context = Context::new(dev).map_err(unavailable)?;
         let name = dev.name().map_err(during("reading the device name"))?;
+
+        let launches = plan.every_launch()?;
+        let needed = launches.iter().map(|(_, s)| s.shared_bytes).max();
+        let available = shared_opt_in_bytes(&dev)?;
+        if let Some(needed) = needed.filter(|&n| n > available) {
+            return Err(Error::SharedMemoryExceeded {
+                block: params.kernel().block(),
+                kernel: params.kernel().name(),
+                needed,
+                available,
+            });
+        }
+
         let module = Module::from_ptx(crate::PTX, &[]).map_err(during("loading the PTX"))?;
         let functions = Entry::ALL
             .iter()
@@ -84,14 +159,25 @@ impl CudaBlockForces {
                     .map_err(during("finding a kernel"))
             })
             .collect::<Result<Vec<_>>>()?;
-        let empty = || DeviceBuffer::from_slice(&[0f32]).map_err(during("allocating"));
-        Ok(CudaBlockForces {
-            buffers: [empty()?, empty()?, empty()?, empty()?],
-            partials: DeviceBuffer::from_slice(&[0f64]).map_err(during("allocating"))?,
+        configure_launches(&functions, launches.iter().map(|(l, s)| (l.entry(), *s)))?;
+        let stream =
+            Stream::new(StreamFlags::NON_BLOCKING, None).map_err(during("creating a stream"))?;
+        // Empty until the first call: buffers are (re)allocated to the
+        // lengths of the blocks they are given.
+        let state = PairState {
+            buffers: [
+                uninitialized(0)?,
+                uninitialized(0)?,
+                uninitialized(0)?,
+                uninitialized(0)?,
+            ],
+            partials: uninitialized(0)?,
             functions,
             _module: module,
-            stream: Stream::new(StreamFlags::NON_BLOCKING, None)
-                .map_err(during("creating a stream"))?,
+            stream,
+        };
+        Ok(CudaBlockForces {
+            device: ManuallyDrop::new(state),
             plan,
             ordinal: device,
             name,
@@ -103,44 +189,73 @@ impl CudaBlockForces {
         CurrentContext::set_current(&self.context).map_err(during("making the context current"))
     }
 
-    /// Copies `data` (not empty: the plan launches nothing for an empty
-    /// block) into buffer `k`, reallocating it if its length differs.
-    fn upload(&mut self, k: usize, data: &[Vec4]) -> Result<()> {
-        let words = flatten(data);
-        if self.buffers[k].len() != words.len() {
-            self.buffers[k] = DeviceBuffer::from_slice(&words).map_err(during("allocating"))?;
-        } else {
-            self.buffers[k]
-                .copy_from(&words[..])
-                .map_err(during("uploading a block"))?;
-        }
-        Ok(())
+    /// Runs `op` on blocks `inputs` (`(buffer, bodies)`; `None` for zeros),
+    /// with `partials` `f64` partial sums if it writes any, on the object's
+    /// stream, and waits for it. Results are read back with
+    /// [`PairState::download`].
+    fn launch(
+        &mut self,
+        inputs: &[(PairBuf, Option<&[Vec4]>, usize)],
+        partials: usize,
+        op: PairLaunch,
+    ) -> Result<()> {
+        self.enter()?;
+        let staged: Vec<Option<Vec<f32>>> = inputs.iter().map(|(_, b, _)| b.map(flatten)).collect();
+        let queued = self.device.queue(inputs, &staged, partials, op);
+        // Whatever was queued, nothing may read `staged` after it is dropped:
+        // the stream is synchronised first, also after an error.
+        let ran = self.device.sync();
+        drop(staged);
+        queued.and(ran)
     }
+}
 
-    /// Copies buffer `k` back into `out`.
-    fn download(&self, k: usize, out: &mut [Vec4]) -> Result<()> {
-        let mut words = vec![0f32; 4 * out.len()];
-        self.buffers[k]
-            .copy_to(&mut words[..])
-            .map_err(during("copying a block back"))?;
-        for (o, w) in out.iter_mut().zip(words.chunks_exact(4)) {
-            *o = Vec4::new(w[0], w[1], w[2], w[3]);
-        }
-        Ok(())
-    }
-
+impl PairState {
     fn device_ptr(&self, role: PairBuf) -> u64 {
         match role {
-            PairBuf::PosI => self.buffers[0].as_device_ptr().as_raw(),
-            PairBuf::PosJ => self.buffers[1].as_device_ptr().as_raw(),
-            PairBuf::AccI => self.buffers[2].as_device_ptr().as_raw(),
-            PairBuf::ReactJ => self.buffers[3].as_device_ptr().as_raw(),
             PairBuf::Partials => self.partials.as_device_ptr().as_raw(),
+            role => self.buffers[index(role)].as_device_ptr().as_raw(),
         }
     }
 
-    /// Launches `op` on the stream and waits for it.
-    fn run(&self, (launch, shape): PairLaunch) -> Result<()> {
+    /// Queues the uploads (`staged[k]` into `inputs[k]`'s buffer, or zeros
+    /// where it is `None`; `inputs[k].2` bodies), the partial sums' reset
+    /// and the launch, in that order, on the stream. The caller keeps
+    /// `staged` alive until the stream is synchronised.
+    fn queue(
+        &mut self,
+        inputs: &[(PairBuf, Option<&[Vec4]>, usize)],
+        staged: &[Option<Vec<f32>>],
+        partials: usize,
+        (launch, shape): PairLaunch,
+    ) -> Result<()> {
+        let upload = during("uploading a block");
+        for (&(role, _, len), words) in inputs.iter().zip(staged) {
+            let buffer = &mut self.buffers[index(role)];
+            if buffer.len() != 4 * len {
+                // The old buffer is freed here (cuMemFree waits for the
+                // device); the new one is written below before any kernel.
+                *buffer = uninitialized(4 * len)?;
+            }
+            let stream = &self.stream;
+            match words {
+                // SAFETY: a buffer of this object, of the host slice's
+                // length, used only by this stream; the caller keeps
+                // `words` alive until the stream is synchronised.
+                Some(words) => unsafe { buffer.async_copy_from(&words[..], stream) },
+                // SAFETY: a buffer of this object, used only by this stream.
+                None => unsafe { buffer.set_zero_async(stream) },
+            }
+            .map_err(&upload)?;
+        }
+        if partials > 0 {
+            if self.partials.len() != partials {
+                self.partials = uninitialized(partials)?;
+            }
+            // SAFETY: a buffer of this object, used only by this stream.
+            unsafe { self.partials.set_zero_async(&self.stream) }.map_err(&upload)?;
+        }
+
         let args = launch.args();
         let mut slots = [[0u8; 8]; MAX_PARAMS];
         for (slot, arg) in slots.iter_mut().zip(args.as_slice()) {
@@ -156,8 +271,9 @@ impl CudaBlockForces {
         }
         // SAFETY: the argument list is the entry point's declared parameter
         // list (the kernel table), every pointer is a live buffer sized for
-        // the block lengths of the launch (`upload`, `partial_sums`), the
-        // shape comes from `gpu_kernels::shape` through the plan, and `slots`
+        // the block lengths of the launch (uploaded above), the shape comes
+        // from `gpu_kernels::shape` through the plan and was checked against
+        // the function's limits when the object was made, and `slots`
         // outlives the call (the driver copies the arguments).
         let status = unsafe {
             sys::cuLaunchKernel(
@@ -174,23 +290,30 @@ impl CudaBlockForces {
                 ptr::null_mut(),
             )
         };
-        if status != sys::CUresult::CUDA_SUCCESS {
-            return Err(Error::Cuda {
-                during: "launching a block-pair kernel".to_owned(),
-                message: format!("{status:?}"),
-            });
-        }
+        driver(status, "launching a block-pair kernel")
+    }
+
+    fn sync(&self) -> Result<()> {
         self.stream
             .synchronize()
             .map_err(during("running the block-pair kernels"))
     }
 
-    /// Runs a potential launch and returns the sum of its `count` partial sums.
-    fn partial_sums(&mut self, op: PairLaunch, count: usize) -> Result<Vec<f64>> {
-        if self.partials.len() != count.max(1) {
-            self.partials = DeviceBuffer::zeroed(count.max(1)).map_err(during("allocating"))?;
+    /// Copies buffer `role` back into `out`, after the stream was
+    /// synchronised (a synchronous copy, on the legacy stream).
+    fn download(&self, role: PairBuf, out: &mut [Vec4]) -> Result<()> {
+        let mut words = vec![0f32; 4 * out.len()];
+        self.buffers[index(role)]
+            .copy_to(&mut words[..])
+            .map_err(during("copying a block back"))?;
+        for (o, w) in out.iter_mut().zip(words.chunks_exact(4)) {
+            *o = Vec4::new(w[0], w[1], w[2], w[3]);
         }
-        self.run(op)?;
+        Ok(())
+    }
+
+    /// The first `count` partial sums, after the stream was synchronised.
+    fn partial_sums(&self, count: usize) -> Result<Vec<f64>> {
         let mut host = vec![0f64; self.partials.len()];
         self.partials
             .copy_to(&mut host[..])
@@ -214,12 +337,13 @@ impl BlockForces for CudaBlockForces {
         let Some(op) = self.plan.pull(i.len() as u32, j.len() as u32) else {
             return Ok(());
         };
-        self.enter()?;
-        self.upload(0, i)?;
-        self.upload(1, j)?;
-        self.upload(2, acc_i)?;
-        self.run(op)?;
-        self.download(2, acc_i)
+        let inputs = [
+            (PairBuf::PosI, Some(i), i.len()),
+            (PairBuf::PosJ, Some(j), j.len()),
+            (PairBuf::AccI, Some(&*acc_i), acc_i.len()),
+        ];
+        self.launch(&inputs, 0, op)?;
+        self.device.download(PairBuf::AccI, acc_i)
     }
 
     fn pull_pair(
@@ -234,14 +358,15 @@ impl BlockForces for CudaBlockForces {
         let Some(op) = self.plan.pull_pair(i.len() as u32, j.len() as u32)? else {
             return Ok(());
         };
-        self.enter()?;
-        self.upload(0, i)?;
-        self.upload(1, j)?;
-        self.upload(2, acc_i)?;
-        self.upload(3, react_j)?;
-        self.run(op)?;
-        self.download(2, acc_i)?;
-        self.download(3, react_j)
+        let inputs = [
+            (PairBuf::PosI, Some(i), i.len()),
+            (PairBuf::PosJ, Some(j), j.len()),
+            (PairBuf::AccI, Some(&*acc_i), acc_i.len()),
+            (PairBuf::ReactJ, Some(&*react_j), react_j.len()),
+        ];
+        self.launch(&inputs, 0, op)?;
+        self.device.download(PairBuf::AccI, acc_i)?;
+        self.device.download(PairBuf::ReactJ, react_j)
     }
 
     fn pull_within(&mut self, i: &[Vec4], acc_i: &mut [Vec4]) -> Result<()> {
@@ -249,11 +374,12 @@ impl BlockForces for CudaBlockForces {
         let Some(op) = self.plan.pull_within(i.len() as u32)? else {
             return Ok(());
         };
-        self.enter()?;
-        self.upload(0, i)?;
-        self.upload(2, acc_i)?;
-        self.run(op)?;
-        self.download(2, acc_i)
+        let inputs = [
+            (PairBuf::PosI, Some(i), i.len()),
+            (PairBuf::AccI, Some(&*acc_i), acc_i.len()),
+        ];
+        self.launch(&inputs, 0, op)?;
+        self.device.download(PairBuf::AccI, acc_i)
     }
 
     fn potential_within(&mut self, i: &[Vec4]) -> Result<f64> {
@@ -262,11 +388,14 @@ impl BlockForces for CudaBlockForces {
         let Some(op) = self.plan.potential_within(n) else {
             return Ok(0.0);
         };
-        self.enter()?;
-        self.upload(0, i)?;
-        self.upload(2, &vec![Vec4::ZERO; i.len()])?;
-        let partials = self.partial_sums(op, self.plan.within_partials(n))?;
-        Ok(PairPlan::finish_within(&partials))
+        // The energy kernel's velocities: zeros (its kinetic sums are not used).
+        let inputs = [
+            (PairBuf::PosI, Some(i), i.len()),
+            (PairBuf::AccI, None, i.len()),
+        ];
+        let count = self.plan.within_partials(n);
+        self.launch(&inputs, count, op)?;
+        Ok(PairPlan::finish_within(&self.device.partial_sums(count)?))
     }
 
     fn potential_between(&mut self, i: &[Vec4], j: &[Vec4]) -> Result<f64> {
@@ -276,10 +405,12 @@ impl BlockForces for CudaBlockForces {
         let Some(op) = self.plan.potential_between(ni, nj) else {
             return Ok(0.0);
         };
-        self.enter()?;
-        self.upload(0, i)?;
-        self.upload(1, j)?;
-        let partials = self.partial_sums(op, self.plan.between_partials(ni))?;
-        Ok(partials.iter().sum())
+        let inputs = [
+            (PairBuf::PosI, Some(i), i.len()),
+            (PairBuf::PosJ, Some(j), j.len()),
+        ];
+        let count = self.plan.between_partials(ni);
+        self.launch(&inputs, count, op)?;
+        Ok(self.device.partial_sums(count)?.iter().sum())
     }
 }

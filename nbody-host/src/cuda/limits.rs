@@ -3,6 +3,7 @@
 
 use cust::sys;
 use gpu_kernels::entry::Entry;
+use gpu_kernels::shape::LaunchShape;
 
 use super::engine::driver;
 use crate::error::{Error, Result};
@@ -29,13 +30,26 @@ fn function_attribute(f: sys::CUfunction, attribute: sys::CUfunction_attribute) 
 /// (48 KiB less its static shared memory) unless raised; the caller has
 /// checked the device's opt-in maximum.
 pub(super) fn configure_functions(functions: &[sys::CUfunction], plan: &Plan) -> Result<()> {
+    configure_launches(
+        functions,
+        plan.every_op().filter_map(|op| match op {
+            Op::Launch(launch, shape) => Some((launch.entry(), shape)),
+            _ => None,
+        }),
+    )
+}
+
+/// [`configure_functions`] for any set of launches, given as entry points
+/// and shapes (the block-pair primitive's, `PairPlan::every_launch`): each
+/// entry is checked against the largest block and dynamic shared memory it
+/// is launched with, in the order the entries first appear.
+pub(super) fn configure_launches(
+    functions: &[sys::CUfunction],
+    launches: impl IntoIterator<Item = (Entry, LaunchShape)>,
+) -> Result<()> {
     // Per entry: the largest block and dynamic shared memory it is launched with.
     let mut needs: Vec<(Entry, u32, u32)> = Vec::new();
-    for op in plan.every_op() {
-        let Op::Launch(launch, shape) = op else {
-            continue;
-        };
-        let entry = launch.entry();
+    for (entry, shape) in launches {
         match needs.iter_mut().find(|(e, ..)| *e == entry) {
             Some((_, block, shared)) => {
                 *block = (*block).max(shape.block);
@@ -82,4 +96,20 @@ pub(super) fn check_launch(
         driver(status, "raising the shared-memory limit")?;
     }
     Ok(())
+}
+
+/// The largest dynamic shared memory a block may use on `device` with the
+/// opt-in (`MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`).
+pub(super) fn shared_opt_in_bytes(device: &cust::device::Device) -> Result<u32> {
+    let mut opt_in = 0i32;
+    // SAFETY: a valid device handle and an out-pointer to an i32.
+    let status = unsafe {
+        sys::cuDeviceGetAttribute(
+            &mut opt_in,
+            sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            device.as_raw(),
+        )
+    };
+    driver(status, "reading the shared-memory limit")?;
+    Ok(opt_in.max(0) as u32)
 }

@@ -201,6 +201,26 @@ impl PairPlan {
     pub(crate) fn between_partials(&self, ni: u32) -> usize {
         shape::block_potential_partials(ni, self.block) as usize
     }
+
+    /// One launch of every operation, in the order above, for checking the
+    /// kernels' limits before anything runs: blocks of two bodies, since a
+    /// launch's block size and shared memory do not depend on the lengths.
+    #[cfg_attr(
+        not(feature = "cuda"),
+        allow(dead_code, reason = "used by the CUDA backend only")
+    )]
+    pub(crate) fn every_launch(&self) -> Result<Vec<PairLaunch>> {
+        Ok([
+            self.pull(2, 2),
+            self.pull_pair(2, 2)?,
+            self.pull_within(2)?,
+            self.potential_within(2),
+            self.potential_between(2, 2),
+        ]
+        .into_iter()
+        .flatten()
+        .collect())
+    }
 }
 
 #[cfg(test)]
@@ -236,6 +256,28 @@ mod tests {
         assert_eq!(l.args().as_slice()[3], gpu_kernels::entry::Arg::F32(1.0)); // G = 1
         assert_eq!(p.within_partials(3000), 2 * 3000usize.div_ceil(1024));
         assert_eq!(p.between_partials(3000), 3000usize.div_ceil(1024));
+    }
+
+    #[test]
+    fn every_launch_has_the_blocks_and_shared_memory_of_any_length() {
+        for (eps, block) in [(0.0, 1024), (0.1, 64)] {
+            let p = plan(eps, block);
+            let every = p.every_launch().unwrap();
+            let large = [
+                p.pull(3000, 700),
+                p.pull_pair(3000, 700).unwrap(),
+                p.pull_within(3000).unwrap(),
+                p.potential_within(3000),
+                p.potential_between(3000, 700),
+            ];
+            assert_eq!(every.len(), large.len());
+            for ((l, s), large) in every.iter().zip(large) {
+                let (big, t) = large.unwrap();
+                assert_eq!(l.entry(), big.entry());
+                assert_eq!((s.block, s.shared_bytes), (t.block, t.shared_bytes));
+                assert!(s.grid > 0);
+            }
+        }
     }
 
     #[test]
