@@ -4,6 +4,10 @@
 #   scripts/first-gpu.sh              # on the GPU machine (driver installed; no CUDA toolkit needed)
 #   scripts/first-gpu.sh --rehearse   # the same steps on the software CUDA device, to check the script
 #
+# A GPU machine without Rust (as the lent H200 of 2026-11-26 was): build here
+# with scripts/gpu-bundle.sh, carry the bundle, run DIR/run.sh there
+# (scripts/gpu-bundle-run.sh: the same steps from prebuilt binaries).
+#
 # It writes one report (its path is printed at the end) with:
 #   1. the device (nvidia-smi);
 #   2. the JIT limits of every entry point after the driver's JIT: registers,
@@ -90,7 +94,7 @@ else
 fi
 
 section "2. Build"
-record 1800 "${run[@]}" cargo test "${cuda[@]}" --no-run --test correctness --test cuda_backend --test cuda_block_pair --test gpu_path --test snapshot
+record 1800 "${run[@]}" cargo test "${cuda[@]}" --no-run --test correctness --test cuda_backend --test cuda_block_pair --test gpu_path --test snapshot --test md_gpu
 
 section "3. JIT limits of every entry point"
 record 600 "${run[@]}" cargo test "${cuda[@]}" --test cuda_backend jit_limits_of_every_entry_point -- --nocapture
@@ -101,6 +105,7 @@ record 1800 "${run[@]}" cargo test "${cuda[@]}" --test cuda_backend -- --skip so
 record 1800 "${run[@]}" cargo test "${cuda[@]}" --test cuda_block_pair -- --skip softcuda_ --nocapture
 record 1800 "${run[@]}" cargo test "${cuda[@]}" --test gpu_path
 record 1800 "${run[@]}" cargo test "${cuda[@]}" --test snapshot kill_and_resume
+record 1800 "${run[@]}" cargo test "${cuda[@]}" --test md_gpu cuda:: -- --skip softcuda_
 
 section "5. cargo bench --features cuda -- cuda"
 if [ $rehearse = 1 ]; then

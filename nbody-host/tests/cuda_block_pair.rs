@@ -22,7 +22,7 @@ mod block_pair_oracle;
 mod cuda_env;
 
 use block_pair_oracle::*;
-use cuda_env::in_child;
+use cuda_env::{in_child, in_child_alone, shared_device};
 use nbody_host::block_pair::BlockForces;
 use nbody_host::gpu_kernels::Vec4;
 use nbody_host::{Backend, Error};
@@ -56,6 +56,7 @@ fn assert_softcuda() {
 /// schedule: block 32, blocks of at most 257 bodies).
 #[test]
 fn cuda_block_pairs_match_the_oracle() {
+    let _device = shared_device();
     let (blocks, sizes): (&[u32], &[(usize, usize)]) = if adversarial() {
         (&[32], &SIZES[..9])
     } else {
@@ -71,6 +72,7 @@ fn cuda_block_pairs_match_the_oracle() {
 /// buffers reallocated or reused), against the oracle.
 #[test]
 fn cuda_block_pair_buffers_follow_the_block_lengths() {
+    let _device = shared_device();
     let mut f = CUDA.block_forces(&params(0.1, 64), 0.004).unwrap();
     for (ni, nj) in [(40, 70), (40, 70), (70, 40), (1, 1), (40, 70), (0, 3)] {
         let (i, j) = (block_seeded(ni, 7), block_seeded(nj, 8));
@@ -212,7 +214,7 @@ fn softcuda_block_pair_shared_memory_exceeded() {
 /// Runs alone in a child process: other tests allocate meanwhile.
 #[test]
 fn a_block_pair_dropped_on_another_thread_frees_its_device_memory() {
-    if !in_child(
+    if !in_child_alone(
         "a_block_pair_dropped_on_another_thread_frees_its_device_memory",
         &[],
     ) {
@@ -229,7 +231,7 @@ fn a_block_pair_dropped_on_another_thread_frees_its_device_memory() {
     let mut acc = vec![Vec4::ZERO; n];
     f.pull(&i, &j, &mut acc).unwrap();
     assert!(acc.iter().all(|a| a.x.is_finite() && a.x != 0.0));
-    let used = before - free();
+    let used = before.saturating_sub(free());
     assert!(used >= 32 * n, "the block pair allocated {used} bytes");
     std::thread::spawn(move || drop(f)).join().unwrap();
     let leaked = before.saturating_sub(free());
@@ -248,6 +250,7 @@ fn a_block_pair_dropped_on_another_thread_frees_its_device_memory() {
 /// The kind names the device, as the engine's does.
 #[test]
 fn cuda_block_pair_kind_is_cuda() {
+    let _device = shared_device();
     let f: Box<dyn BlockForces> = CUDA.block_forces(&params(0.1, 64), 1.0).unwrap();
     assert_eq!(f.kind().name(), "cuda");
 }

@@ -36,3 +36,38 @@ pub fn in_child(name: &str, vars: &[(&str, &str)]) -> bool {
     );
     false
 }
+
+/// Held shared by the tests of this process that use the device, and
+/// exclusively by [`in_child_alone`] while its child measures the device's
+/// free memory: on a GPU `cuMemGetInfo` counts every process's allocations
+/// (a context alone holds about 500 MB), so a context made by a test here
+/// while the child measures read as a leak (seen on an H200, 2026-11-26).
+static DEVICE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// A shared hold on the device for a test that allocates on it (see
+/// [`in_child_alone`]).
+#[allow(
+    dead_code,
+    reason = "only the test binaries with a device-memory measurement use it"
+)]
+pub fn shared_device() -> std::sync::RwLockReadGuard<'static, ()> {
+    DEVICE
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// [`in_child`], with no other test of this process using the device while
+/// the child runs: for tests that measure the device's free memory.
+#[allow(
+    dead_code,
+    reason = "only the test binaries with a device-memory measurement use it"
+)]
+pub fn in_child_alone(name: &str, vars: &[(&str, &str)]) -> bool {
+    if std::env::var(CHILD).as_deref() == Ok(name) {
+        return in_child(name, vars);
+    }
+    let _alone = DEVICE
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    in_child(name, vars)
+}
