@@ -6,7 +6,13 @@
 // engine that uses it only with the `cuda` feature.
 #[cfg(feature = "cuda")]
 mod block_pair;
-#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+#[cfg_attr(
+    not(feature = "cuda"),
+    allow(
+        dead_code,
+        reason = "only the CUDA engine uses it; unit-tested in every build"
+    )
+)]
 mod budget;
 #[cfg(feature = "cuda")]
 mod engine;

@@ -4,7 +4,10 @@
 //! random gas). No code shared with the kernels; `O(N^2)` per evaluation.
 //! (To be folded into `nbody_host::oracle` beside the CPU engine's LJ.)
 
-#![allow(clippy::needless_range_loop)] // component loops read best indexed
+#![allow(
+    clippy::needless_range_loop,
+    reason = "component loops read best indexed"
+)]
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -29,7 +29,10 @@
 //! step loop (NVE, the trigger, softcuda bit for bit, divergence, errors,
 //! the force kernel's traffic). This file: the states and the checks.
 
-#![allow(clippy::needless_range_loop)] // component loops read best indexed
+#![allow(
+    clippy::needless_range_loop,
+    reason = "component loops read best indexed"
+)]
 
 use gpu_kernels::periodic::{
     Grid, STATUS_GHOSTS, STATUS_LOST, STATUS_NEIGHBOURS, STATUS_WORDS, Tag,
