@@ -18,9 +18,7 @@
 //! - the object is `Send`, and its `Drop` makes its context current before
 //!   freeing anything, so it can be dropped on any thread.
 
-use std::ffi::c_void;
 use std::mem::ManuallyDrop;
-use std::ptr;
 
 use cust::context::{Context, CurrentContext};
 use cust::device::Device;
@@ -30,9 +28,10 @@ use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use cust::sys;
 use gpu_kernels::Vec4;
-use gpu_kernels::entry::{Arg, Entry, MAX_PARAMS};
+use gpu_kernels::entry::Entry;
 
-use super::engine::{driver, during};
+use super::engine::during;
+use super::launch::{Current, enqueue};
 use super::limits::{configure_launches, shared_opt_in_bytes};
 use crate::block_pair::{BlockForces, check_block, check_len};
 use crate::config::Params;
@@ -97,17 +96,9 @@ impl Drop for CudaBlockForces {
     /// context: dropped on a thread that never used CUDA, `cuMemFree` would
     /// fail there (no current context) and leak.
     fn drop(&mut self) {
-        // SAFETY: a live context handle: `self.context` is released only
-        // after this function returns.
-        let pushed = unsafe { sys::cuCtxPushCurrent_v2(self.context.as_raw()) }
-            == sys::CUresult::CUDA_SUCCESS;
+        let _current = Current::push(self.context.as_raw());
         // SAFETY: `device` is dropped exactly once, here, and not used after.
         unsafe { ManuallyDrop::drop(&mut self.device) };
-        if pushed {
-            let mut popped = ptr::null_mut();
-            // SAFETY: pops what was pushed above into a local out-pointer.
-            unsafe { sys::cuCtxPopCurrent_v2(&mut popped) };
-        }
     }
 }
 
@@ -257,40 +248,21 @@ impl PairState {
         }
 
         let args = launch.args();
-        let mut slots = [[0u8; 8]; MAX_PARAMS];
-        for (slot, arg) in slots.iter_mut().zip(args.as_slice()) {
-            match *arg {
-                Arg::Ptr(b) => *slot = self.device_ptr(b).to_ne_bytes(),
-                Arg::U32(v) => slot[..4].copy_from_slice(&v.to_ne_bytes()),
-                Arg::F32(v) => slot[..4].copy_from_slice(&v.to_ne_bytes()),
-            }
-        }
-        let mut pointers = [ptr::null_mut::<c_void>(); MAX_PARAMS];
-        for (p, slot) in pointers.iter_mut().zip(slots.iter_mut()) {
-            *p = slot.as_mut_ptr() as *mut c_void;
-        }
         // SAFETY: the argument list is the entry point's declared parameter
         // list (the kernel table), every pointer is a live buffer sized for
         // the block lengths of the launch (uploaded above), the shape comes
         // from `gpu_kernels::shape` through the plan and was checked against
-        // the function's limits when the object was made, and `slots`
-        // outlives the call (the driver copies the arguments).
-        let status = unsafe {
-            sys::cuLaunchKernel(
+        // the function's limits when the object was made.
+        unsafe {
+            enqueue(
                 self.functions[launch.entry() as usize],
-                shape.grid,
-                1,
-                1,
-                shape.block,
-                1,
-                1,
-                shape.shared_bytes,
-                self.stream.as_inner(),
-                pointers.as_mut_ptr(),
-                ptr::null_mut(),
+                args.as_slice(),
+                shape,
+                &self.stream,
+                |b| Ok(self.device_ptr(b)),
+                "launching a block-pair kernel",
             )
-        };
-        driver(status, "launching a block-pair kernel")
+        }
     }
 
     fn sync(&self) -> Result<()> {

@@ -16,9 +16,7 @@
 //! memsets may complete after the call returns): they are used only to read
 //! results back after the stream has been synchronised.
 
-use std::ffi::c_void;
 use std::mem::ManuallyDrop;
-use std::ptr;
 
 use cust::context::Context;
 use cust::device::Device;
@@ -30,10 +28,11 @@ use cust::stream::{Stream, StreamFlags};
 use cust::sys;
 use glam::Vec3;
 use gpu_kernels::Vec4;
-use gpu_kernels::entry::{Arg, Entry, MAX_PARAMS};
+use gpu_kernels::entry::Entry;
 use gpu_kernels::integrate::ALL_FINITE;
 
 use super::budget::device_bytes;
+use super::launch::{Current, enqueue};
 use super::limits::configure_functions;
 use crate::config::Params;
 use crate::engine::{BackendKind, Divergence, Engine};
@@ -128,17 +127,9 @@ impl Drop for CudaEngine {
     /// context. The engine is `Send`: dropped on a thread that never used
     /// CUDA, `cuMemFree` would fail there (no current context) and leak.
     fn drop(&mut self) {
-        // SAFETY: a live context handle: `self.context` is released only
-        // after this function returns.
-        let pushed = unsafe { sys::cuCtxPushCurrent_v2(self.context.as_raw()) }
-            == sys::CUresult::CUDA_SUCCESS;
+        let _current = Current::push(self.context.as_raw());
         // SAFETY: `device` is dropped exactly once, here, and not used after.
         unsafe { ManuallyDrop::drop(&mut self.device) };
-        if pushed {
-            let mut popped = ptr::null_mut();
-            // SAFETY: pops what was pushed above into a local out-pointer.
-            unsafe { sys::cuCtxPopCurrent_v2(&mut popped) };
-        }
     }
 }
 
@@ -308,44 +299,23 @@ impl PlanDevice for GpuState {
                 if shape.grid == 0 {
                     return Ok(());
                 }
-                // Each argument in its own 8-byte slot; the driver copies the
-                // parameter's size (4 or 8 bytes) from its address.
-                let args = launch.args();
-                let mut slots = [[0u8; 8]; MAX_PARAMS];
-                for (slot, arg) in slots.iter_mut().zip(args.as_slice()) {
-                    match *arg {
-                        Arg::Ptr(b) => *slot = self.device_ptr(b).to_ne_bytes(),
-                        Arg::U32(v) => slot[..4].copy_from_slice(&v.to_ne_bytes()),
-                        Arg::F32(v) => slot[..4].copy_from_slice(&v.to_ne_bytes()),
-                    }
-                }
-                let mut pointers = [ptr::null_mut::<c_void>(); MAX_PARAMS];
-                for (p, slot) in pointers.iter_mut().zip(slots.iter_mut()) {
-                    *p = slot.as_mut_ptr() as *mut c_void;
-                }
-                let function = self.functions[launch.entry() as usize];
-                // SAFETY: the argument list is the entry point's declared
+                // SAFETY: the arguments are the entry point's declared
                 // parameter list (the kernel table; the plan tests check it
-                // against the PTX), every pointer is a live buffer of the size
-                // the kernel expects for `n`, the shape comes from
-                // `gpu_kernels::shape`, and `slots` outlives the call (the
-                // driver copies the arguments before returning).
-                let status = unsafe {
-                    sys::cuLaunchKernel(
-                        function,
-                        shape.grid,
-                        1,
-                        1,
-                        shape.block,
-                        1,
-                        1,
-                        shape.shared_bytes,
-                        self.stream.as_inner(),
-                        pointers.as_mut_ptr(),
-                        ptr::null_mut(),
+                // against the PTX), every address is a live buffer of the
+                // engine of the size the kernel expects for `n`, used only
+                // by this stream, and the shape comes from
+                // `gpu_kernels::shape`, checked against the function's
+                // limits when the engine was made (`configure_functions`).
+                unsafe {
+                    enqueue(
+                        self.functions[launch.entry() as usize],
+                        launch.args().as_slice(),
+                        shape,
+                        &self.stream,
+                        |b| Ok(self.device_ptr(b)),
+                        "launching a kernel",
                     )
-                };
-                driver(status, "launching a kernel")
+                }
             }
             Op::ZeroAcc => {
                 // SAFETY: the buffer lives as long as the engine and is

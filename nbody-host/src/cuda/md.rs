@@ -16,7 +16,6 @@
 use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::mem::ManuallyDrop;
-use std::ptr;
 
 use cust::context::Context;
 use cust::device::Device;
@@ -24,10 +23,11 @@ use cust::memory::DeviceBuffer;
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use cust::sys;
-use gpu_kernels::entry::{Arg, Entry, Launch, MAX_PARAMS};
+use gpu_kernels::entry::{Entry, Launch};
 use gpu_kernels::shape::LaunchShape;
 
 use super::engine::{CudaEngine, driver, during};
+use super::launch::{Current, enqueue};
 use super::limits::check_launch;
 use crate::config::Params;
 use crate::engine::{BackendKind, Engine};
@@ -92,20 +92,12 @@ impl Drop for CudaMd {
     /// this thread (the device is `Send`: it may be dropped on a thread that
     /// never used CUDA), then restores the thread's previous context.
     fn drop(&mut self) {
-        // SAFETY: a live context handle: `self.context` is released only
-        // after this function returns.
-        let pushed = unsafe { sys::cuCtxPushCurrent_v2(self.context.as_raw()) }
-            == sys::CUresult::CUDA_SUCCESS;
+        let _current = Current::push(self.context.as_raw());
         // Queued work may still use the buffers; errors were reported by the
         // calls that queued it.
         let _ = self.state.stream.synchronize();
         // SAFETY: `state` is dropped exactly once, here, and not used after.
         unsafe { ManuallyDrop::drop(&mut self.state) };
-        if pushed {
-            let mut popped = ptr::null_mut();
-            // SAFETY: pops what was pushed above into a local out-pointer.
-            unsafe { sys::cuCtxPopCurrent_v2(&mut popped) };
-        }
     }
 }
 
@@ -319,43 +311,21 @@ impl MdDevice for CudaMd {
             check_launch(function, entry, block, shared)?;
             d.checked[entry as usize] = (block, shared);
         }
-        // Each argument in its own 8-byte slot; the driver copies the
-        // parameter's size (4 or 8 bytes) from its address.
-        let mut slots = [[0u8; 8]; MAX_PARAMS];
-        for (slot, arg) in slots.iter_mut().zip(launch.args().as_slice()) {
-            match *arg {
-                Arg::Ptr(b) => *slot = d.buffer(b)?.0.to_ne_bytes(),
-                Arg::U32(v) => slot[..4].copy_from_slice(&v.to_ne_bytes()),
-                Arg::F32(v) => slot[..4].copy_from_slice(&v.to_ne_bytes()),
-            }
-        }
-        let mut pointers = [ptr::null_mut::<c_void>(); MAX_PARAMS];
-        for (p, slot) in pointers.iter_mut().zip(slots.iter_mut()) {
-            *p = slot.as_mut_ptr() as *mut c_void;
-        }
         // SAFETY: the argument list is the entry point's declared parameter
         // list (the kernel table; the plan tests check it against the PTX),
         // every pointer is a live buffer the MD plan sized by the table's
         // length expressions, the shape comes from `gpu_kernels::shape` and
-        // was checked against the function's limits above, and `slots`
-        // outlives the call (the driver copies the arguments before
-        // returning).
-        let status = unsafe {
-            sys::cuLaunchKernel(
+        // was checked against the function's limits above.
+        unsafe {
+            enqueue(
                 function,
-                shape.grid,
-                1,
-                1,
-                shape.block,
-                1,
-                1,
-                shape.shared_bytes,
-                d.stream.as_inner(),
-                pointers.as_mut_ptr(),
-                ptr::null_mut(),
+                launch.args().as_slice(),
+                shape,
+                &d.stream,
+                |b| Ok(d.buffer(b)?.0),
+                "launching an MD kernel",
             )
-        };
-        driver(status, "launching an MD kernel")
+        }
     }
 
     fn swap(&mut self, a: MdBuf, b: MdBuf) {

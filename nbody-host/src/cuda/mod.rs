@@ -17,6 +17,8 @@ mod budget;
 #[cfg(feature = "cuda")]
 mod engine;
 #[cfg(feature = "cuda")]
+mod launch;
+#[cfg(feature = "cuda")]
 mod limits;
 #[cfg(feature = "cuda")]
 mod md;

@@ -1,0 +1,97 @@
+//! What the three CUDA objects (the gravity engine, the MD device, the
+//! block-pair primitive) do alike with the driver: enqueue a kernel-table
+//! launch on their stream, and hold their context current on the thread
+//! that drops them.
+
+use std::ffi::c_void;
+use std::ptr;
+
+use cust::prelude::Stream;
+use cust::sys;
+use gpu_kernels::entry::{Arg, MAX_PARAMS};
+use gpu_kernels::shape::LaunchShape;
+
+use super::engine::driver;
+use crate::error::Result;
+
+/// Enqueues `function` on `stream` with `args` (a kernel-table launch's
+/// arguments, buffers resolved to device addresses by `address`); `what`
+/// names the launch in an error.
+///
+/// # Safety
+/// `function` is the entry point whose declared parameter list `args` is
+/// (the kernel table; the plan tests check it against the PTX); every
+/// address `address` returns is a live device buffer of the size the kernel
+/// reads and writes for this launch, used by no other stream; `shape` comes
+/// from `gpu_kernels::shape` and is within the function's limits after the
+/// JIT (`limits::check_launch`).
+pub(super) unsafe fn enqueue<B: Copy>(
+    function: sys::CUfunction,
+    args: &[Arg<B>],
+    shape: LaunchShape,
+    stream: &Stream,
+    mut address: impl FnMut(B) -> Result<u64>,
+    what: &'static str,
+) -> Result<()> {
+    // Each argument in its own 8-byte slot; the driver copies the
+    // parameter's size (4 or 8 bytes) from its address.
+    let mut slots = [[0u8; 8]; MAX_PARAMS];
+    for (slot, arg) in slots.iter_mut().zip(args) {
+        match *arg {
+            Arg::Ptr(b) => *slot = address(b)?.to_ne_bytes(),
+            Arg::U32(v) => slot[..4].copy_from_slice(&v.to_ne_bytes()),
+            Arg::F32(v) => slot[..4].copy_from_slice(&v.to_ne_bytes()),
+        }
+    }
+    let mut pointers = [ptr::null_mut::<c_void>(); MAX_PARAMS];
+    for (p, slot) in pointers.iter_mut().zip(slots.iter_mut()) {
+        *p = slot.as_mut_ptr() as *mut c_void;
+    }
+    // SAFETY: the caller's contract covers the function, the arguments and
+    // the shape; `slots` outlives the call (the driver copies the arguments
+    // before returning).
+    let status = unsafe {
+        sys::cuLaunchKernel(
+            function,
+            shape.grid,
+            1,
+            1,
+            shape.block,
+            1,
+            1,
+            shape.shared_bytes,
+            stream.as_inner(),
+            pointers.as_mut_ptr(),
+            ptr::null_mut(),
+        )
+    };
+    driver(status, what)
+}
+
+/// `context` made current on this thread for the guard's lifetime, the
+/// thread's previous context restored after: what a `Send` CUDA object's
+/// `Drop` needs, since on a thread that never used CUDA `cuMemFree` would
+/// fail (no current context) and leak.
+pub(super) struct Current {
+    pushed: bool,
+}
+
+impl Current {
+    /// Pushes `context` (a live context handle) on this thread.
+    pub(super) fn push(context: sys::CUcontext) -> Current {
+        // SAFETY: the caller's context is live for the guard's lifetime (it
+        // is released only after the object that holds it is dropped).
+        let pushed = unsafe { sys::cuCtxPushCurrent_v2(context) } == sys::CUresult::CUDA_SUCCESS;
+        Current { pushed }
+    }
+}
+
+impl Drop for Current {
+    fn drop(&mut self) {
+        if self.pushed {
+            let mut popped = ptr::null_mut();
+            // SAFETY: pops what `push` pushed into a local out-pointer.
+            unsafe { sys::cuCtxPopCurrent_v2(&mut popped) };
+        }
+    }
+}
