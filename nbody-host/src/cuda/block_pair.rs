@@ -21,17 +21,14 @@
 use std::mem::ManuallyDrop;
 
 use cust::context::{Context, CurrentContext};
-use cust::device::Device;
-use cust::error::CudaError;
 use cust::memory::{AsyncCopyDestination, CopyDestination, DeviceBuffer, DeviceCopy};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use cust::sys;
 use gpu_kernels::Vec4;
-use gpu_kernels::entry::Entry;
 
 use super::engine::during;
-use super::launch::{Current, enqueue};
+use super::launch::{Current, enqueue, load_kernels, open};
 use super::limits::{configure_launches, shared_opt_in_bytes};
 use crate::block_pair::{BlockForces, check_block, check_len};
 use crate::config::Params;
@@ -116,17 +113,7 @@ impl CudaBlockForces {
     /// against the device's shared memory and its limits after the JIT.
     pub(crate) fn new(device: u32, params: &Params, max_mass: f32) -> Result<CudaBlockForces> {
         let plan = PairPlan::new(params, max_mass)?;
-        let unavailable = |e: CudaError| Error::CudaUnavailable(e.to_string());
-        cust::init(cust::CudaFlags::empty()).map_err(unavailable)?;
-        let count = Device::num_devices().map_err(unavailable)?;
-        if device >= count {
-            return Err(Error::CudaUnavailable(format!(
-                "device {device} requested, {count} present"
-            )));
-        }
-        let dev = Device::get_device(device).map_err(unavailable)?;
-        let context = Context::new(dev).map_err(unavailable)?;
-        let name = dev.name().map_err(during("reading the device name"))?;
+        let (dev, context, name) = open(device)?;
 
         let launches = plan.every_launch()?;
         let needed = launches.iter().map(|(_, s)| s.shared_bytes).max();
@@ -140,16 +127,7 @@ impl CudaBlockForces {
             });
         }
 
-        let module = Module::from_ptx(crate::PTX, &[]).map_err(during("loading the PTX"))?;
-        let functions = Entry::ALL
-            .iter()
-            .map(|entry| {
-                module
-                    .get_function(entry.name())
-                    .map(|f| f.to_raw())
-                    .map_err(during("finding a kernel"))
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let (module, functions) = load_kernels()?;
         configure_launches(&functions, launches.iter().map(|(l, s)| (l.entry(), *s)))?;
         let stream =
             Stream::new(StreamFlags::NON_BLOCKING, None).map_err(during("creating a stream"))?;

@@ -19,7 +19,6 @@
 use std::mem::ManuallyDrop;
 
 use cust::context::Context;
-use cust::device::Device;
 use cust::error::CudaError;
 use cust::event::{Event, EventFlags};
 use cust::memory::{AsyncCopyDestination, CopyDestination, DeviceBuffer};
@@ -28,12 +27,11 @@ use cust::stream::{Stream, StreamFlags};
 use cust::sys;
 use glam::Vec3;
 use gpu_kernels::Vec4;
-use gpu_kernels::entry::Entry;
 use gpu_kernels::integrate::ALL_FINITE;
 
 use super::budget::device_bytes;
-use super::launch::{Current, enqueue};
-use super::limits::configure_functions;
+use super::launch::{Current, enqueue, load_kernels, open};
+use super::limits::{configure_functions, shared_opt_in_bytes};
 use crate::config::Params;
 use crate::engine::{BackendKind, Divergence, Engine};
 use crate::error::{Error, Result};
@@ -59,10 +57,6 @@ pub(super) fn driver(status: sys::CUresult, what: &'static str) -> Result<()> {
             message: format!("{status:?}"),
         })
     }
-}
-
-fn unavailable(e: CudaError) -> Error {
-    Error::CudaUnavailable(e.to_string())
 }
 
 fn flatten(v: &[Vec4]) -> Vec<f32> {
@@ -139,34 +133,16 @@ impl CudaEngine {
     pub(crate) fn new(device: u32, bodies: &Bodies, params: &Params) -> Result<CudaEngine> {
         bodies.validate()?;
         let plan = Plan::for_bodies(bodies, *params)?;
-        cust::init(cust::CudaFlags::empty()).map_err(unavailable)?;
-        let count = Device::num_devices().map_err(unavailable)?;
-        if device >= count {
-            return Err(Error::CudaUnavailable(format!(
-                "device {device} requested, {count} present"
-            )));
-        }
-        let dev = Device::get_device(device).map_err(unavailable)?;
-        let context = Context::new(dev).map_err(unavailable)?;
-        let name = dev.name().map_err(during("reading the device name"))?;
+        let (dev, context, name) = open(device)?;
 
         let needed_shared = plan.max_shared_bytes();
-        let mut opt_in = 0i32;
-        // SAFETY: a valid device handle and an out-pointer to an i32.
-        let status = unsafe {
-            sys::cuDeviceGetAttribute(
-                &mut opt_in,
-                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-                dev.as_raw(),
-            )
-        };
-        driver(status, "reading the shared-memory limit")?;
-        if needed_shared > opt_in as u32 {
+        let opt_in = shared_opt_in_bytes(&dev)?;
+        if needed_shared > opt_in {
             return Err(Error::SharedMemoryExceeded {
                 block: params.kernel().block(),
                 kernel: params.kernel().name(),
                 needed: needed_shared,
-                available: opt_in as u32,
+                available: opt_in,
             });
         }
         let needed = device_bytes(&plan);
@@ -180,16 +156,7 @@ impl CudaEngine {
             });
         }
 
-        let module = Module::from_ptx(crate::PTX, &[]).map_err(during("loading the PTX"))?;
-        let functions = Entry::ALL
-            .iter()
-            .map(|entry| {
-                module
-                    .get_function(entry.name())
-                    .map(|f| f.to_raw())
-                    .map_err(during("finding a kernel"))
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let (module, functions) = load_kernels()?;
         configure_functions(&functions, &plan)?;
 
         // Everything below is queued on `stream`, in order (see the module

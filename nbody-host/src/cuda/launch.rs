@@ -1,18 +1,59 @@
 //! What the three CUDA objects (the gravity engine, the MD device, the
-//! block-pair primitive) do alike with the driver: enqueue a kernel-table
-//! launch on their stream, and hold their context current on the thread
-//! that drops them.
+//! block-pair primitive) do alike with the driver: open the device, load the
+//! kernels, enqueue a kernel-table launch on their stream, and hold their
+//! context current on the thread that drops them.
 
 use std::ffi::c_void;
 use std::ptr;
 
+use cust::context::Context;
+use cust::device::Device;
+use cust::error::CudaError;
+use cust::module::Module;
 use cust::prelude::Stream;
 use cust::sys;
-use gpu_kernels::entry::{Arg, MAX_PARAMS};
+use gpu_kernels::entry::{Arg, Entry, MAX_PARAMS};
 use gpu_kernels::shape::LaunchShape;
 
-use super::engine::driver;
-use crate::error::Result;
+use super::engine::{driver, during};
+use crate::error::{Error, Result};
+
+fn unavailable(e: CudaError) -> Error {
+    Error::CudaUnavailable(e.to_string())
+}
+
+/// Device `device`, a new context on it (current on this thread) and the
+/// device's name; no device, or an index past the last, is
+/// `Error::CudaUnavailable`.
+pub(super) fn open(device: u32) -> Result<(Device, Context, String)> {
+    cust::init(cust::CudaFlags::empty()).map_err(unavailable)?;
+    let count = Device::num_devices().map_err(unavailable)?;
+    if device >= count {
+        return Err(Error::CudaUnavailable(format!(
+            "device {device} requested, {count} present"
+        )));
+    }
+    let dev = Device::get_device(device).map_err(unavailable)?;
+    let context = Context::new(dev).map_err(unavailable)?;
+    let name = dev.name().map_err(during("reading the device name"))?;
+    Ok((dev, context, name))
+}
+
+/// The committed PTX loaded in the current context, and the function of
+/// every entry point, by `Entry as usize` (the module must outlive them).
+pub(super) fn load_kernels() -> Result<(Module, Vec<sys::CUfunction>)> {
+    let module = Module::from_ptx(crate::PTX, &[]).map_err(during("loading the PTX"))?;
+    let functions = Entry::ALL
+        .iter()
+        .map(|entry| {
+            module
+                .get_function(entry.name())
+                .map(|f| f.to_raw())
+                .map_err(during("finding a kernel"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok((module, functions))
+}
 
 /// Enqueues `function` on `stream` with `args` (a kernel-table launch's
 /// arguments, buffers resolved to device addresses by `address`); `what`

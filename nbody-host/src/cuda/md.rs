@@ -18,17 +18,16 @@ use std::ffi::c_void;
 use std::mem::ManuallyDrop;
 
 use cust::context::Context;
-use cust::device::Device;
 use cust::memory::DeviceBuffer;
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use cust::sys;
-use gpu_kernels::entry::{Entry, Launch};
+use gpu_kernels::entry::Launch;
 use gpu_kernels::shape::LaunchShape;
 
 use super::engine::{CudaEngine, driver, during};
-use super::launch::{Current, enqueue};
-use super::limits::check_launch;
+use super::launch::{Current, enqueue, load_kernels, open};
+use super::limits::{check_launch, shared_opt_in_bytes};
 use crate::config::Params;
 use crate::engine::{BackendKind, Engine};
 use crate::error::{Error, Result};
@@ -101,44 +100,13 @@ impl Drop for CudaMd {
     }
 }
 
-fn unavailable(e: cust::error::CudaError) -> Error {
-    Error::CudaUnavailable(e.to_string())
-}
-
 impl CudaMd {
     /// Loads the PTX on `device`, with no buffers yet; also the backend
     /// kind it reports.
     fn new(device: u32) -> Result<(CudaMd, BackendKind)> {
-        cust::init(cust::CudaFlags::empty()).map_err(unavailable)?;
-        let count = Device::num_devices().map_err(unavailable)?;
-        if device >= count {
-            return Err(Error::CudaUnavailable(format!(
-                "device {device} requested, {count} present"
-            )));
-        }
-        let dev = Device::get_device(device).map_err(unavailable)?;
-        let context = Context::new(dev).map_err(unavailable)?;
-        let name = dev.name().map_err(during("reading the device name"))?;
-        let mut opt_in = 0i32;
-        // SAFETY: a valid device handle and an out-pointer to an i32.
-        let status = unsafe {
-            sys::cuDeviceGetAttribute(
-                &mut opt_in,
-                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-                dev.as_raw(),
-            )
-        };
-        driver(status, "reading the shared-memory limit")?;
-        let module = Module::from_ptx(crate::PTX, &[]).map_err(during("loading the PTX"))?;
-        let functions = Entry::ALL
-            .iter()
-            .map(|entry| {
-                module
-                    .get_function(entry.name())
-                    .map(|f| f.to_raw())
-                    .map_err(during("finding a kernel"))
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let (dev, context, name) = open(device)?;
+        let opt_in = shared_opt_in_bytes(&dev)?;
+        let (module, functions) = load_kernels()?;
         let stream =
             Stream::new(StreamFlags::NON_BLOCKING, None).map_err(during("creating a stream"))?;
         let state = MdGpu {
@@ -146,7 +114,7 @@ impl CudaMd {
             pending: Vec::new(),
             checked: vec![(0, 0); functions.len()],
             functions,
-            shared_opt_in: opt_in.max(0) as u32,
+            shared_opt_in: opt_in,
             _module: module,
             stream,
             context: context.as_raw(),
