@@ -31,7 +31,7 @@ mkdir -p "$src" "$CARGO_TARGET_DIR"
 # `;` separates runs)
 mutations=$(cat <<'EOF'
 swap-args|nbody-host/src/cuda/launch.rs|s = replace(s, "    let mut pointers = [ptr::null_mut::<c_void>(); MAX_PARAMS];", "    let k = args.len();\n    if k >= 2 && matches!((&args[k - 2], &args[k - 1]), (Arg::F32(_), Arg::F32(_))) {\n        slots.swap(k - 2, k - 1);\n    }\n    let mut pointers = [ptr::null_mut::<c_void>(); MAX_PARAMS];")|--test cuda_backend;--test correctness cuda::tiled
-no-shared-opt-in|nbody-host/src/cuda/limits.rs|s = replace(s, "        if shared > function_attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)? {", "        if false && shared > function_attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)? {")|--test cuda_backend
+no-shared-opt-in|nbody-host/src/cuda/limits.rs|s = replace(s, "    if shared > function_attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)? {", "    if false && shared > function_attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)? {")|--test cuda_backend
 bar-sync-tiled|nbody-host/ptx/gpu_kernels.ptx|s = delete_bar_sync(s, "nbody_tiled_accel", 0)|--test cuda_backend;--test correctness cuda::tiled
 bar-sync-triangle|nbody-host/ptx/gpu_kernels.ptx|s = delete_bar_sync(s, "nbody_triangle_accel", 1)|--test cuda_backend;--test correctness cuda::triangle
 bug1-legacy-uploads|nbody-host/src/cuda/engine.rs|s = replace(s, "state.pos[0].async_copy_from(&pos[..], s)", "state.pos[0].copy_from(&pos[..])"); s = replace(s, "state.vel.async_copy_from(&vel[..], s)", "state.vel.copy_from(&vel[..])")|--test cuda_backend;--test correctness cuda::non_blocking
