@@ -101,6 +101,20 @@ pub enum Error {
         distance: f64,
     },
 
+    /// Two bodies at the same position with gravity at softening 0, where
+    /// their force is infinite (the collisional integrator, `hermite`).
+    #[error(
+        "bodies {a} and {b} coincide at {position:?} with softening 0, where their force is infinite; separate them, remove one or set a softening length"
+    )]
+    CoincidentBodies {
+        /// One body (index as given).
+        a: usize,
+        /// The other.
+        b: usize,
+        /// Where both are.
+        position: [f64; 3],
+    },
+
     /// A block size the kernel cannot use.
     #[error("block size {block} for the {kernel} kernel must be a power of two in 32..={max}")]
     InvalidBlockSize {

@@ -29,6 +29,7 @@
 //! | [`snapshot`] | `.npy` snapshots, checkpoints to resume from |
 //! | [`oracle`] | the `f64` all-pairs reference every backend is tested against |
 //! | [`md`] | short-range molecular dynamics: periodic boxes, neighbour lists, thermo |
+//! | [`hermite`] | collisional N-body: 4th-order Hermite with block time steps, f64 |
 //! | [`emulator`] | run any kernel body on CPU threads, with a race detector |
 //! | [`block_pair`] | forces and potential between two blocks of bodies, on every backend |
 //! | `distributed` | a run over MPI ranks, forces by a systolic ring (feature `mpi`) |
@@ -54,6 +55,7 @@ pub mod emulator;
 mod engine;
 mod error;
 mod force;
+pub mod hermite;
 pub mod ic;
 mod integrator;
 pub mod md;
@@ -74,6 +76,7 @@ pub use cpu::{CpuTuning, Isa};
 pub use engine::BackendKind;
 pub use error::{Error, Result};
 pub use force::{ForceLaw, Gravity, LennardJones};
+pub use hermite::{HermiteSettings, HermiteStats, Precision};
 pub use integrator::Integrator;
 pub use md::{Boundary, Neighbours, Rebuild, Thermo};
 pub use simulation::{Simulation, SimulationBuilder};
