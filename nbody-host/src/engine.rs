@@ -7,6 +7,7 @@ use glam::Vec3;
 
 use crate::cpu::Isa;
 use crate::error::{Error, Result};
+use crate::hermite::HermiteState;
 use crate::md::{MdState, MdStats, ThermoSums};
 use crate::state::{Bodies, Energy};
 
@@ -78,6 +79,21 @@ pub trait Engine: Send {
     fn md_state(&mut self) -> Result<Option<MdState>> {
         Ok(None)
     }
+
+    /// The collisional (Hermite) engine's own interface; `None` for the
+    /// fixed-step engines.
+    fn collisional(&mut self) -> Option<&mut dyn Collisional> {
+        None
+    }
+}
+
+/// What the collisional engine (individual time steps, f64 state,
+/// `crate::hermite`) adds to [`Engine`].
+pub(crate) trait Collisional {
+    /// Integrates from the current synchronisation time to `t`, exactly.
+    fn advance_to(&mut self, t: f64) -> Result<()>;
+    /// The f64 state (at the current synchronisation time) and counters.
+    fn state(&self) -> &HermiteState;
 }
 
 /// The backend a simulation actually runs on (after resolving

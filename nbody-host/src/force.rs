@@ -24,6 +24,9 @@ pub enum ForceLaw {
 pub struct Gravity {
     g: f32,
     softening: f32,
+    /// `G` and `eps` as given, for the f64 integrator (`hermite`).
+    g64: f64,
+    softening64: f64,
 }
 
 impl Gravity {
@@ -41,6 +44,8 @@ impl Gravity {
         Ok(Gravity {
             g: g32,
             softening: eps32,
+            g64: g,
+            softening64: softening,
         })
     }
 
@@ -52,6 +57,16 @@ impl Gravity {
     /// The Plummer softening length `eps`.
     pub fn softening(&self) -> f32 {
         self.softening
+    }
+
+    /// `G` as given (f64), what the Hermite integrator uses.
+    pub fn g_f64(&self) -> f64 {
+        self.g64
+    }
+
+    /// `eps` as given (f64), what the Hermite integrator uses.
+    pub fn softening_f64(&self) -> f64 {
+        self.softening64
     }
 
     /// `eps^2`, as the kernels take it.
@@ -81,6 +96,8 @@ impl Default for Gravity {
         Gravity {
             g: 1.0,
             softening: 0.1,
+            g64: 1.0,
+            softening64: 0.1,
         }
     }
 }

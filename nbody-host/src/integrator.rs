@@ -10,6 +10,8 @@
 //! does both). Adding an integrator means adding a variant and its two
 //! sequences here.
 
+use crate::hermite::HermiteSettings;
+
 /// The time integrator.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -25,6 +27,11 @@ pub enum Integrator {
     /// Second order and symplectic, so energy errors stay bounded. Also
     /// named [`Integrator::VELOCITY_VERLET`].
     Leapfrog,
+    /// 4th-order Hermite with block time steps (Makino & Aarseth 1992), in
+    /// f64, for gravity in open space on the CPU backend: the collisional
+    /// integrator of [`crate::hermite`]. It has no stages (its own engine
+    /// runs it); `dt` is then the synchronisation interval and longest step.
+    Hermite(HermiteSettings),
 }
 
 /// One operation of an integrator.
@@ -42,7 +49,9 @@ pub(crate) enum Stage {
 use Stage::{Accelerations, Drift, Kick};
 
 impl Integrator {
-    /// Every integrator (what [`from_name`](Self::from_name) accepts).
+    /// Every fixed-step (stage) integrator; [`from_name`](Self::from_name)
+    /// also accepts `"hermite"` ([`Integrator::Hermite`] with the default
+    /// [`HermiteSettings`]).
     pub const ALL: &'static [Integrator] = &[Integrator::SemiImplicitEuler, Integrator::Leapfrog];
 
     /// Velocity Verlet, the molecular-dynamics name of leapfrog
@@ -53,48 +62,66 @@ impl Integrator {
     /// accelerations of the initial positions.
     pub(crate) fn prepare(self) -> &'static [Stage] {
         match self {
-            Integrator::SemiImplicitEuler => &[],
+            Integrator::SemiImplicitEuler | Integrator::Hermite(_) => &[],
             Integrator::Leapfrog => &[Accelerations],
         }
     }
 
     /// One step. Afterwards the stored accelerations are those the next
     /// step's first kick expects.
+    /// [`Integrator::Hermite`] has none: `Simulation` starts its own
+    /// engine for it, and the stage interpreters never see it.
     pub(crate) fn step(self) -> &'static [Stage] {
         match self {
             Integrator::SemiImplicitEuler => &[Accelerations, Kick(1.0), Drift(1.0)],
             Integrator::Leapfrog => &[Kick(0.5), Drift(1.0), Accelerations, Kick(0.5)],
+            Integrator::Hermite(_) => &[],
         }
     }
 
-    /// `"euler"` or `"leapfrog"`.
+    /// `"euler"`, `"leapfrog"` or `"hermite"`.
     pub fn name(self) -> &'static str {
         match self {
             Integrator::SemiImplicitEuler => "euler",
             Integrator::Leapfrog => "leapfrog",
+            Integrator::Hermite(_) => "hermite",
         }
     }
 
     /// Parses a [`name`](Self::name); `"velocity-verlet"` (and `"verlet"`)
-    /// is leapfrog.
+    /// is leapfrog, `"hermite"` Hermite with the default settings.
     pub fn from_name(name: &str) -> Option<Integrator> {
         match name {
             "velocity-verlet" | "verlet" => Some(Integrator::VELOCITY_VERLET),
+            "hermite" => Some(Integrator::Hermite(HermiteSettings::default())),
             _ => Integrator::ALL.iter().copied().find(|i| i.name() == name),
         }
     }
 
-    /// A stable one-byte code for files (checkpoints).
+    /// The Hermite settings, for [`Integrator::Hermite`].
+    pub fn hermite(self) -> Option<HermiteSettings> {
+        match self {
+            Integrator::Hermite(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// A stable one-byte code for files (checkpoints); Hermite's settings
+    /// go in a section of their own.
     pub(crate) fn code(self) -> u8 {
         match self {
             Integrator::SemiImplicitEuler => 0,
             Integrator::Leapfrog => 1,
+            Integrator::Hermite(_) => 2,
         }
     }
 
-    /// The integrator of a [`code`](Self::code).
+    /// The integrator of a [`code`](Self::code) (Hermite with the default settings).
     pub(crate) fn from_code(code: u8) -> Option<Integrator> {
-        Integrator::ALL.iter().copied().find(|i| i.code() == code)
+        match code {
+            2 => Some(Integrator::Hermite(HermiteSettings::default())),
+            _ => Integrator::ALL.iter().copied().find(|i| i.code() == code),
+        }
     }
 }
 
@@ -120,6 +147,10 @@ mod tests {
             Some(Integrator::Leapfrog)
         );
         assert_eq!(Integrator::from_code(200), None);
+        let h = Integrator::from_name("hermite").unwrap();
+        assert_eq!(Integrator::from_code(h.code()), Some(h));
+        assert_eq!(h.hermite(), Some(HermiteSettings::default()));
+        assert!(h.step().is_empty() && h.prepare().is_empty());
     }
 
     #[test]

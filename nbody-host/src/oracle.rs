@@ -109,7 +109,8 @@ pub fn energy(sys: &System64, g: f64, eps: f64) -> Energy {
 /// Advances `steps` steps of `integrator` with time step `dt`.
 ///
 /// Semi-implicit Euler: `v += a(x) dt; x += v dt`. Leapfrog (kick-drift-kick):
-/// `v += a(x) dt/2; x += v dt; v += a(x) dt/2`.
+/// `v += a(x) dt/2; x += v dt; v += a(x) dt/2`. Hermite: 4th-order Hermite
+/// with the shared step `dt` ([`crate::hermite::reference::hermite_shared`]).
 pub fn advance(
     sys: &mut System64,
     integrator: Integrator,
@@ -132,6 +133,16 @@ pub fn advance(
                 let a = accelerations(&sys.pos, &sys.mass, g, eps);
                 kick(sys, &a, 0.5 * dt);
             }
+            // Shared steps of dt: the block-step integrator's limit.
+            Integrator::Hermite(_) => crate::hermite::reference::hermite_shared(
+                &mut sys.pos,
+                &mut sys.vel,
+                &sys.mass,
+                dt,
+                g,
+                eps * eps,
+                1,
+            ),
         }
     }
 }

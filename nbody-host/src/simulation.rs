@@ -8,6 +8,7 @@
 //! `persist.rs` (`.npy` snapshots, checkpoints and resuming).
 
 mod builder;
+mod collisional;
 mod edit;
 mod persist;
 
@@ -22,6 +23,7 @@ use crate::config::Params;
 use crate::engine::{BackendKind, Engine};
 use crate::error::{Error, Result};
 use crate::force::ForceLaw;
+use crate::hermite::HermiteState;
 use crate::md::{Boundary, MdState, MdStats, Thermo};
 use crate::memory;
 use crate::state::{Bodies, Energy, Momentum, State};
@@ -95,6 +97,7 @@ impl Simulation {
         step: u64,
         time: f64,
         md: Option<MdState>,
+        hermite: Option<HermiteState>,
     ) -> Result<Simulation> {
         bodies.validate()?;
         if let ForceLaw::Gravity(_) = params.force() {
@@ -106,7 +109,13 @@ impl Simulation {
             memory::ENGINE_BYTES_PER_BODY,
             "the simulation's engine",
         )?;
-        let (engine, backend) = backend::create(backend, &bodies, &params, md.as_ref())?;
+        let (engine, backend) = match params.integrator().hermite() {
+            // The collisional integrator has its own engine (`crate::hermite`).
+            Some(settings) => {
+                crate::hermite::engine::create(backend, &bodies, &params, settings, hermite, time)?
+            }
+            None => backend::create(backend, &bodies, &params, md.as_ref())?,
+        };
         Ok(Simulation {
             engine: Mutex::new(engine),
             backend,
@@ -221,6 +230,9 @@ impl Simulation {
     /// # Ok::<(), nbody_host::Error>(())
     /// ```
     pub fn integrate_to(&mut self, t: f64) -> Result<u64> {
+        if self.params.integrator().hermite().is_some() {
+            return self.integrate_to_exactly(t);
+        }
         let dt = self.params.dt_f64();
         let reached = t - 1e-6 * dt;
         // `t` itself may lie a rounding below the clock it was reached at.

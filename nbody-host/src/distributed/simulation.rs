@@ -95,6 +95,12 @@ impl DistributedSimulation {
         let checked = if rank == 0 {
             builder.params().and_then(|params| {
                 gravity_of(&params)?;
+                if params.integrator().hermite().is_some() {
+                    return Err(Error::Unsupported(
+                        "the Hermite integrator does not run over MPI ranks (yet): use Simulation"
+                            .into(),
+                    ));
+                }
                 builder.bodies.validate()?;
                 let max_mass = builder.bodies.masses.iter().fold(0.0f32, |m, &w| m.max(w));
                 Ok(Header {

@@ -62,6 +62,7 @@ pub struct BlockHermite {
     s: HermiteState,
     settings: HermiteSettings,
     g: f64,
+    eps: f64,
     eps2: f64,
     forces: ForceJerk,
     sources: Sources,
@@ -185,6 +186,7 @@ impl BlockHermite {
             s: state,
             settings,
             g,
+            eps,
             eps2: eps * eps,
             forces,
             sources: Sources::default(),
@@ -199,6 +201,21 @@ impl BlockHermite {
     /// The settings.
     pub fn settings(&self) -> HermiteSettings {
         self.settings
+    }
+
+    /// `G`.
+    pub fn g(&self) -> f64 {
+        self.g
+    }
+
+    /// The softening length.
+    pub fn eps(&self) -> f64 {
+        self.eps
+    }
+
+    /// Back to a state this integrator had (after a failed step).
+    pub(crate) fn restore(&mut self, state: HermiteState) {
+        self.s = state;
     }
 
     /// The force loops in use.

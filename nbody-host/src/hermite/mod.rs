@@ -46,6 +46,7 @@
 //! the f32 integrators are untouched.
 
 mod block;
+pub(crate) mod engine;
 pub mod forces;
 pub mod reference;
 

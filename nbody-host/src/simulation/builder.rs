@@ -5,6 +5,7 @@ use crate::backend::Backend;
 use crate::config::{Kernel, Params};
 use crate::error::{Error, Result};
 use crate::force::ForceLaw;
+use crate::hermite::HermiteState;
 use crate::integrator::Integrator;
 use crate::md::{Boundary, MdState, Neighbours};
 use crate::state::Bodies;
@@ -27,6 +28,8 @@ pub struct SimulationBuilder {
     pub(crate) boundary: Boundary,
     pub(crate) neighbours: Neighbours,
     pub(crate) md: Option<MdState>,
+    /// The f64 start of a Hermite run (`Simulation::builder_f64`, a checkpoint).
+    pub(crate) hermite: Option<HermiteState>,
     pub(crate) kernel: Kernel,
     pub(crate) integrator: Integrator,
     pub(crate) backend: Backend,
@@ -62,8 +65,8 @@ impl SimulationBuilder {
     pub fn force(mut self, force: ForceLaw) -> Self {
         match force {
             ForceLaw::Gravity(g) => {
-                self.softening = g.softening() as f64;
-                self.g = g.g() as f64;
+                self.softening = g.softening_f64();
+                self.g = g.g_f64();
                 self.force = None;
             }
             other => self.force = Some(other),
@@ -160,6 +163,7 @@ impl SimulationBuilder {
             self.start_step,
             self.start_time,
             self.md,
+            self.hermite,
         )
     }
 }
@@ -179,6 +183,7 @@ impl Simulation {
             boundary: d.boundary(),
             neighbours: d.neighbours(),
             md: None,
+            hermite: None,
             kernel: d.kernel(),
             integrator: d.integrator(),
             backend: Backend::Auto,

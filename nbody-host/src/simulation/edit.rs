@@ -97,6 +97,7 @@ impl Simulation {
             self.step,
             self.time,
             self.md_state()?,
+            self.hermite_state(),
         )?;
         copy.diverged = self.diverged;
         Ok(copy)
@@ -114,7 +115,23 @@ impl Simulation {
     /// Replaces the engine by one started from `bodies`, keeping everything
     /// else; on error nothing changes.
     fn restart(&mut self, bodies: Bodies, md: Option<MdState>) -> Result<()> {
-        *self = Simulation::start(bodies, self.params, self.backend, self.step, self.time, md)?;
+        if self.params.integrator().hermite().is_some() {
+            // Its f64 state would restart from the f32 bodies: refused.
+            return Err(Error::Unsupported(
+                "adding or removing bodies in a Hermite run is not supported: start a new \
+                 simulation from positions_f64 / velocities_f64 (Simulation::builder_f64)"
+                    .into(),
+            ));
+        }
+        *self = Simulation::start(
+            bodies,
+            self.params,
+            self.backend,
+            self.step,
+            self.time,
+            md,
+            None,
+        )?;
         Ok(())
     }
 }

@@ -22,8 +22,9 @@ impl Simulation {
 
     /// Writes a [`Checkpoint`] (state, step, time, parameters, backend; for
     /// short-range forces also the image counters and where the neighbour
-    /// lists were built) atomically, for [`Simulation::resume`]; refuses a
-    /// diverged simulation ([`Error::NonFiniteSnapshot`]).
+    /// lists were built; for Hermite the f64 state, settings and counters)
+    /// atomically, for [`Simulation::resume`]; refuses a diverged
+    /// simulation ([`Error::NonFiniteSnapshot`]).
     pub fn save_checkpoint(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         self.refuse_if_diverged(path)?;
@@ -32,7 +33,11 @@ impl Simulation {
             params: self.params,
             backend: self.backend(),
         }
-        .save_with_md(path, self.md_state()?.as_ref())
+        .save_all(
+            path,
+            self.md_state()?.as_ref(),
+            self.hermite_state().as_ref(),
+        )
     }
 
     /// A builder that continues the run saved by [`Simulation::save_checkpoint`]:
@@ -59,8 +64,10 @@ impl Simulation {
     /// # Ok::<(), nbody_host::Error>(())
     /// ```
     pub fn resume(path: impl AsRef<Path>) -> Result<SimulationBuilder> {
-        let (checkpoint, md) = Checkpoint::load_with_md(path)?;
-        let builder = Simulation::from_checkpoint(checkpoint);
+        let (checkpoint, md, hermite) = Checkpoint::load_all(path)?;
+        let mut builder = Simulation::from_checkpoint(checkpoint);
+        // A Hermite run continues from its f64 state.
+        builder.hermite = hermite;
         Ok(match md {
             Some(md) => builder.md_state(md),
             None => builder,

@@ -537,7 +537,7 @@ fn encode_record(state: &State, params: &Params, md: Option<&MdState>) -> Vec<u8
     let bodies = &state.bodies;
     let n = bodies.len() as u64;
     let md = md.filter(|md| md.images.is_empty() || md.images.len() == bodies.len());
-    let extra = sections::encode(params, md);
+    let extra = sections::encode(params, md, None);
     let len = RECORD_HEAD + n * BODY_BYTES + extra.len() as u64 + 4;
     let gravity = params.gravity();
     let mut b = Vec::with_capacity(len as usize);

@@ -14,6 +14,7 @@ use crate::cpu::Isa;
 use crate::engine::BackendKind;
 use crate::error::Result;
 use crate::force::ForceLaw;
+use crate::hermite::HermiteState;
 use crate::integrator::Integrator;
 use crate::md::MdState;
 use crate::state::{Bodies, State};
@@ -129,6 +130,16 @@ impl Checkpoint {
     /// [`save`](Self::save), with a short-range run's image counters and
     /// neighbour-list origin ([`Simulation::md_state`](crate::Simulation::md_state)).
     pub fn save_with_md(&self, path: impl AsRef<Path>, md: Option<&MdState>) -> Result<()> {
+        self.save_all(path, md, None)
+    }
+
+    /// [`save_with_md`](Self::save_with_md), with a Hermite run's f64 state.
+    pub(crate) fn save_all(
+        &self,
+        path: impl AsRef<Path>,
+        md: Option<&MdState>,
+        hermite: Option<&HermiteState>,
+    ) -> Result<()> {
         let path = path.as_ref();
         let bodies = &self.state.bodies;
         check_writable_state(path, bodies)?;
@@ -140,6 +151,7 @@ impl Checkpoint {
         let extra = sections::encode(
             p,
             md.filter(|md| md.images.len() == n || md.images.is_empty()),
+            hermite.filter(|h| h.pos.len() == n),
         );
         let mut b = Vec::with_capacity(CKPT_FIXED + name.len() + 12 + n * 28 + extra.len() + 4);
         b.extend_from_slice(CKPT_MAGIC);
@@ -199,6 +211,14 @@ impl Checkpoint {
     /// [`load`](Self::load), and a short-range run's [`MdState`] if the
     /// file holds one.
     pub fn load_with_md(path: impl AsRef<Path>) -> Result<(Checkpoint, Option<MdState>)> {
+        let (checkpoint, md, _) = Checkpoint::load_all(path)?;
+        Ok((checkpoint, md))
+    }
+
+    /// [`load_with_md`](Self::load_with_md), and a Hermite run's f64 state.
+    pub(crate) fn load_all(
+        path: impl AsRef<Path>,
+    ) -> Result<(Checkpoint, Option<MdState>, Option<HermiteState>)> {
         let path = path.as_ref();
         let bytes = read_file(path)?;
         let bad = |reason: String| invalid(path, "checkpoint", reason);
@@ -310,9 +330,10 @@ impl Checkpoint {
             masses,
         };
         bodies.validate().map_err(|e| bad(e.to_string()))?;
-        let extra =
+        let mut extra =
             sections::decode(r.take(sections_len.saturating_sub(4) as usize), n).map_err(bad)?;
         let params = extra.params(header).map_err(|e| bad(e.to_string()))?;
+        let hermite = extra.hermite.take().map(|(.., h)| h);
         Ok((
             Checkpoint {
                 state: State { bodies, time, step },
@@ -320,6 +341,7 @@ impl Checkpoint {
                 backend,
             },
             extra.md_state(),
+            hermite,
         ))
     }
 }

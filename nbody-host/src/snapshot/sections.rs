@@ -10,6 +10,7 @@
 //! | `NBRS` | the enumeration: kind (`u8`: 0 auto, 1 all pairs, 2 cells), skin (`f64`), rebuild (`u8`: 0 auto, 1 every), `k` (`u32`), lists (`u8`: 0 auto, 1 half, 2 full), bin size (`f64`) |
 //! | `IMGS` | `N` image counters `[i32; 3]`, in body order |
 //! | `NREF` | where the lists were built: steps since (`u64`), then `N` positions `[f32; 3]` in body order |
+//! | `HRM4` | Hermite (`crate::hermite`): `eta`, `eta_s` (`f64`), precision (`u8`: 0 f64, 1 mixed), `G`, `eps` (`f64`), block steps, force evaluations (`u64`), then per body `x[3] v[3] m a[3] j[3] snap[3] crackle[3] last_dt` (20 `f64`) |
 //!
 //! Gravity files have no sections (their force law, softening and `G`, is
 //! in the fixed header; a Lennard-Jones file stores gravity's defaults there).
@@ -17,6 +18,8 @@
 use super::reader::Reader;
 use crate::config::Params;
 use crate::force::ForceLaw;
+use crate::hermite::{HermiteSettings, HermiteState, HermiteStats, Precision};
+use crate::integrator::Integrator;
 use crate::md::{Boundary, CellList, Lists, MdState, NeighbourOrigin, Neighbours, Rebuild};
 
 /// What the sections of a file held.
@@ -27,6 +30,8 @@ pub(super) struct Sections {
     pub neighbours: Option<Neighbours>,
     pub images: Option<Vec<[i32; 3]>>,
     pub origin: Option<NeighbourOrigin>,
+    /// Hermite: settings, `G` and `eps` in f64, the per-body state.
+    pub hermite: Option<(HermiteSettings, f64, f64, HermiteState)>,
 }
 
 fn section(out: &mut Vec<u8>, tag: &[u8; 4], payload: &[u8]) {
@@ -35,9 +40,46 @@ fn section(out: &mut Vec<u8>, tag: &[u8; 4], payload: &[u8]) {
     out.extend_from_slice(payload);
 }
 
-/// The sections of `params` and `md` (none for gravity in open space).
-pub(super) fn encode(params: &Params, md: Option<&MdState>) -> Vec<u8> {
+/// The sections of `params`, `md` and a Hermite run's state (none for
+/// gravity in open space with a fixed-step integrator).
+pub(super) fn encode(
+    params: &Params,
+    md: Option<&MdState>,
+    hermite: Option<&HermiteState>,
+) -> Vec<u8> {
     let mut out = Vec::new();
+    if let (Some(settings), Some(h)) = (params.integrator().hermite(), hermite) {
+        let g = params.gravity();
+        let mut p = Vec::with_capacity(49 + 160 * h.pos.len());
+        let mut f = |x: f64| p.extend_from_slice(&x.to_le_bytes());
+        f(settings.eta());
+        f(settings.eta_s());
+        p.push(match settings.precision() {
+            Precision::Mixed => 1,
+            _ => 0,
+        });
+        for x in [g.g_f64(), g.softening_f64()] {
+            p.extend_from_slice(&x.to_le_bytes());
+        }
+        for c in [h.stats.block_steps, h.stats.force_evals] {
+            p.extend_from_slice(&c.to_le_bytes());
+        }
+        for i in 0..h.pos.len() {
+            let body = h.pos[i]
+                .iter()
+                .chain(&h.vel[i])
+                .chain([&h.mass[i]])
+                .chain(&h.acc[i])
+                .chain(&h.jerk[i])
+                .chain(&h.snap[i])
+                .chain(&h.crackle[i])
+                .chain([&h.last_dt[i]]);
+            for x in body {
+                p.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+        section(&mut out, b"HRM4", &p);
+    }
     if let ForceLaw::LennardJones(lj) = params.force() {
         let mut p = Vec::with_capacity(13);
         for x in [lj.epsilon(), lj.sigma(), lj.cutoff()] {
@@ -178,6 +220,41 @@ pub(super) fn decode(bytes: &[u8], n: usize) -> Result<Sections, String> {
                     since_build,
                 });
             }
+            b"HRM4" => {
+                want(49 + 160 * n)?;
+                let (eta, eta_s) = (f64::from_bits(r.u64()), f64::from_bits(r.u64()));
+                let precision = match r.u8() {
+                    0 => Precision::F64,
+                    1 => Precision::Mixed,
+                    other => return Err(bad(&format!("precision code {other}"))),
+                };
+                let settings = HermiteSettings::new(eta)
+                    .and_then(|s| s.with_eta_s(eta_s))
+                    .map_err(|e| bad(&e.to_string()))?
+                    .with_precision(precision);
+                let (g, eps) = (f64::from_bits(r.u64()), f64::from_bits(r.u64()));
+                let stats = HermiteStats {
+                    block_steps: r.u64(),
+                    force_evals: r.u64(),
+                };
+                let mut h = HermiteState {
+                    stats,
+                    ..HermiteState::default()
+                };
+                for _ in 0..n {
+                    let mut v = || [0; 3].map(|_| f64::from_bits(r.u64()));
+                    h.pos.push(v());
+                    h.vel.push(v());
+                    h.mass.push(f64::from_bits(r.u64()));
+                    let mut v = || [0; 3].map(|_| f64::from_bits(r.u64()));
+                    h.acc.push(v());
+                    h.jerk.push(v());
+                    h.snap.push(v());
+                    h.crackle.push(v());
+                    h.last_dt.push(f64::from_bits(r.u64()));
+                }
+                s.hermite = Some((settings, g, eps, h));
+            }
             _ => {} // a later version's: skipped
         }
         at = end;
@@ -189,8 +266,13 @@ impl Sections {
     /// `base` (from a file's fixed header) with the force law, box and
     /// enumeration of the sections, validated together.
     pub fn params(&self, base: Params) -> crate::Result<Params> {
-        let force = self.force.unwrap_or(base.force());
-        Params::new(base.dt_f64(), force, base.kernel(), base.integrator())?.with_boundary(
+        let (force, integrator) = match &self.hermite {
+            Some((settings, g, eps, _)) => {
+                (ForceLaw::gravity(*g, *eps)?, Integrator::Hermite(*settings))
+            }
+            None => (self.force.unwrap_or(base.force()), base.integrator()),
+        };
+        Params::new(base.dt_f64(), force, base.kernel(), integrator)?.with_boundary(
             self.boundary.unwrap_or_default(),
             self.neighbours.unwrap_or_default(),
         )
