@@ -20,7 +20,10 @@ pub enum ForceLaw {
 }
 
 /// Softened gravity's parameters (see [`ForceLaw::Gravity`]).
-#[derive(Clone, Copy, Debug, PartialEq)]
+///
+/// Equal when their f32 values are: the f64 values as given matter only to
+/// the Hermite integrator, whose checkpoints store them.
+#[derive(Clone, Copy, Debug)]
 pub struct Gravity {
     g: f32,
     softening: f32,
@@ -87,6 +90,12 @@ impl Gravity {
         // 1 / d^3 at d = eps, with room for the rsqrt's error and rounding.
         let inv3 = 1.01 * eps2.powf(-1.5);
         !(inv3 < f32::MAX as f64 && max_mass as f64 * inv3 < f32::MAX as f64)
+    }
+}
+
+impl PartialEq for Gravity {
+    fn eq(&self, other: &Self) -> bool {
+        (self.g, self.softening) == (other.g, other.softening)
     }
 }
 

@@ -13,8 +13,10 @@
 //! 2. every body is predicted to it (`x + v h + a h^2/2 + j h^3/6`,
 //!    `v + a h + j h^2/2`);
 //! 3. the active bodies' force and jerk from the predicted system;
-//! 4. the corrector (Hermite interpolation: snap and crackle from the two
-//!    ends' force and jerk), then the new step by Aarseth's criterion
+//! 4. the corrector in its time-symmetric form (Hut, Makino & McMillan
+//!    1995: `v1 = v0 + (a0 + a1) h/2 + (j0 - j1) h^2/12`, then
+//!    `x1 = x0 + (v0 + v1) h/2 + (a0 - a1) h^2/12`); snap and crackle from
+//!    the two ends' force and jerk; then the new step by Aarseth's criterion
 //!    `sqrt(eta (|a||s| + |j|^2) / (|j||c| + |s|^2))`, rounded down to a
 //!    power of two that divides the body's time, at most twice the last.
 //!
@@ -364,12 +366,15 @@ impl BlockHermite {
         let a1 = f.acc.map(|a| g * a);
         let j1 = f.jerk.map(|j| g * j);
         let (h2, h3) = (h * h, h * h * h);
-        let h4 = h2 * h2;
         for k in 0..3 {
             let snap0 = (-6.0 * (a0[k] - a1[k]) - h * (4.0 * j0[k] + 2.0 * j1[k])) / h2;
             let crackle = (12.0 * (a0[k] - a1[k]) + 6.0 * h * (j0[k] + j1[k])) / h3;
-            s.pos[i][k] = self.xp[i][k] + snap0 * h4 / 24.0 + crackle * h4 * h / 120.0;
-            s.vel[i][k] = self.vp[i][k] + snap0 * h3 / 6.0 + crackle * h4 / 24.0;
+            // The time-symmetric form (Hut, Makino & McMillan 1995): the
+            // velocity first, then the position from both velocities.
+            let (x0, v0) = (s.pos[i][k], s.vel[i][k]);
+            let v1 = v0 + (a0[k] + a1[k]) * h / 2.0 + (j0[k] - j1[k]) * h2 / 12.0;
+            s.pos[i][k] = x0 + (v0 + v1) * h / 2.0 + (a0[k] - a1[k]) * h2 / 12.0;
+            s.vel[i][k] = v1;
             s.snap[i][k] = snap0 + crackle * h;
             s.crackle[i][k] = crackle;
         }

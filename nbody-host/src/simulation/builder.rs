@@ -176,8 +176,8 @@ impl Simulation {
         SimulationBuilder {
             bodies,
             dt: d.dt_f64(),
-            softening: d.gravity().softening() as f64,
-            g: d.gravity().g() as f64,
+            softening: d.gravity().softening_f64(),
+            g: d.gravity().g_f64(),
             force: None,
             gravity_after_force: false,
             boundary: d.boundary(),

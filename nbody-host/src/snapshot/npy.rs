@@ -24,20 +24,7 @@ pub fn save_npy(path: impl AsRef<Path>, bodies: &Bodies) -> Result<()> {
     let path = path.as_ref();
     check_writable_state(path, bodies)?;
     let n = bodies.len();
-    let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({n}, 7), }}");
-    // Pad with spaces so that the data starts at a multiple of 64 bytes, as numpy does.
-    let unpadded = NPY_MAGIC.len() + 2 + 2 + header.len() + 1;
-    header.extend(std::iter::repeat_n(
-        ' ',
-        unpadded.next_multiple_of(64) - unpadded,
-    ));
-    header.push('\n');
-    let header_len = u16::try_from(header.len()).expect("the header is under 200 bytes");
-    let mut bytes = Vec::with_capacity(10 + header.len() + n * COLUMNS * 4);
-    bytes.extend_from_slice(NPY_MAGIC);
-    bytes.extend_from_slice(&[1, 0]);
-    bytes.extend_from_slice(&header_len.to_le_bytes());
-    bytes.extend_from_slice(header.as_bytes());
+    let mut bytes = npy_header("<f4", n);
     push_rows(&mut bytes, bodies);
     write_atomically(path, &bytes)
 }
@@ -65,7 +52,123 @@ pub fn save_npy(path: impl AsRef<Path>, bodies: &Bodies) -> Result<()> {
 /// # Ok::<(), nbody_host::Error>(())
 /// ```
 pub fn load_npy(path: impl AsRef<Path>) -> Result<Bodies> {
+    let rows = load_rows(path.as_ref())?;
+    let column = |c: usize| rows.iter().map(move |r| r[c] as f32);
+    let (x, y, z) = (column(0), column(1), column(2));
+    let bodies = Bodies {
+        positions: x
+            .zip(y)
+            .zip(z)
+            .map(|((x, y), z)| Vec3::new(x, y, z))
+            .collect(),
+        velocities: (column(3).zip(column(4)).zip(column(5)))
+            .map(|((x, y), z)| Vec3::new(x, y, z))
+            .collect(),
+        masses: column(6).collect(),
+    };
+    // The errors of `Bodies::from_arrays` (row = body index), so callers
+    // match on `InvalidMass` or `NonFiniteInput` whatever the source.
+    bodies.validate()?;
+    Ok(bodies)
+}
+
+/// Positions, velocities and masses in f64.
+pub type Columns64 = (Vec<[f64; 3]>, Vec<[f64; 3]>, Vec<f64>);
+
+/// Loads an `(N, 7)` file as [`load_npy`] does, keeping float64 values
+/// exact: positions, velocities and masses in f64 (float32 files widened),
+/// for [`Simulation::builder_f64`](crate::Simulation::builder_f64) (the
+/// Hermite integrator). The same checks and errors as [`load_npy`].
+pub fn load_npy_f64(path: impl AsRef<Path>) -> Result<Columns64> {
+    let rows = load_rows(path.as_ref())?;
+    let (pos, vel): (Vec<[f64; 3]>, Vec<[f64; 3]>) = rows
+        .iter()
+        .map(|r| ([r[0], r[1], r[2]], [r[3], r[4], r[5]]))
+        .unzip();
+    let mass: Vec<f64> = rows.iter().map(|r| r[6]).collect();
+    for (index, r) in rows.iter().enumerate() {
+        for (quantity, v) in [
+            ("position", [r[0], r[1], r[2]]),
+            ("velocity", [r[3], r[4], r[5]]),
+        ] {
+            if !v.iter().all(|x| x.is_finite()) {
+                let value = v.map(|x| x as f32);
+                return Err(Error::NonFiniteInput {
+                    index,
+                    quantity,
+                    value,
+                });
+            }
+        }
+        if !(r[6].is_finite() && r[6] >= 0.0) {
+            return Err(Error::InvalidMass {
+                index,
+                mass: r[6] as f32,
+            });
+        }
+    }
+    if rows.is_empty() {
+        return Err(Error::NoBodies);
+    }
+    Ok((pos, vel, mass))
+}
+
+/// Saves f64 positions, velocities and masses as an `(N, 7)` float64
+/// `.npy` file (`<f8`, C order), atomically; refuses non-finite values
+/// ([`Error::NonFiniteSnapshot`]) and unequal lengths.
+pub fn save_npy_f64(
+    path: impl AsRef<Path>,
+    pos: &[[f64; 3]],
+    vel: &[[f64; 3]],
+    mass: &[f64],
+) -> Result<()> {
     let path = path.as_ref();
+    let n = pos.len();
+    if vel.len() != n || mass.len() != n {
+        return Err(Error::Unsupported(format!(
+            "{n} positions, {} velocities and {} masses: one of each per body",
+            vel.len(),
+            mass.len()
+        )));
+    }
+    let mut bytes = npy_header("<f8", n);
+    for i in 0..n {
+        let row = pos[i].iter().chain(&vel[i]).chain([&mass[i]]);
+        for x in row {
+            if !x.is_finite() {
+                return Err(Error::NonFiniteSnapshot {
+                    path: path.to_path_buf(),
+                    body: i,
+                });
+            }
+            bytes.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+    write_atomically(path, &bytes)
+}
+
+/// The magic, version 1.0 and the padded header of an `(n, 7)` array of `descr`.
+fn npy_header(descr: &str, n: usize) -> Vec<u8> {
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({n}, 7), }}");
+    // Pad with spaces so that the data starts at a multiple of 64 bytes, as numpy does.
+    let unpadded = NPY_MAGIC.len() + 2 + 2 + header.len() + 1;
+    header.extend(std::iter::repeat_n(
+        ' ',
+        unpadded.next_multiple_of(64) - unpadded,
+    ));
+    header.push('\n');
+    let header_len = u16::try_from(header.len()).expect("the header is under 200 bytes");
+    let mut bytes = Vec::with_capacity(10 + header.len() + n * COLUMNS * 8);
+    bytes.extend_from_slice(NPY_MAGIC);
+    bytes.extend_from_slice(&[1, 0]);
+    bytes.extend_from_slice(&header_len.to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    bytes
+}
+
+/// The rows of an `(N, 7)` float32 or float64 file, in f64, header and
+/// size checked (not the values).
+fn load_rows(path: &Path) -> Result<Vec<[f64; COLUMNS]>> {
     let bytes = read_file(path)?;
     let bad = |reason: String| invalid(path, "npy", reason);
     if bytes.len() < 10 || &bytes[..6] != NPY_MAGIC {
@@ -142,13 +245,13 @@ pub fn load_npy(path: impl AsRef<Path>) -> Result<Bodies> {
             data.len()
         )));
     }
-    let value = |k: usize| -> f32 {
+    let value = |k: usize| -> f64 {
         let at = k * itemsize;
         match (itemsize, big_endian) {
-            (4, false) => f32::from_le_bytes(data[at..at + 4].try_into().expect("4 bytes")),
-            (4, true) => f32::from_be_bytes(data[at..at + 4].try_into().expect("4 bytes")),
-            (_, false) => f64::from_le_bytes(data[at..at + 8].try_into().expect("8 bytes")) as f32,
-            (_, true) => f64::from_be_bytes(data[at..at + 8].try_into().expect("8 bytes")) as f32,
+            (4, false) => f32::from_le_bytes(data[at..at + 4].try_into().expect("4 bytes")) as f64,
+            (4, true) => f32::from_be_bytes(data[at..at + 4].try_into().expect("4 bytes")) as f64,
+            (_, false) => f64::from_le_bytes(data[at..at + 8].try_into().expect("8 bytes")),
+            (_, true) => f64::from_be_bytes(data[at..at + 8].try_into().expect("8 bytes")),
         }
     };
     let get = |row: usize, col: usize| {
@@ -158,19 +261,7 @@ pub fn load_npy(path: impl AsRef<Path>) -> Result<Bodies> {
             value(row * COLUMNS + col)
         }
     };
-    let bodies = Bodies {
-        positions: (0..n)
-            .map(|i| Vec3::new(get(i, 0), get(i, 1), get(i, 2)))
-            .collect(),
-        velocities: (0..n)
-            .map(|i| Vec3::new(get(i, 3), get(i, 4), get(i, 5)))
-            .collect(),
-        masses: (0..n).map(|i| get(i, 6)).collect(),
-    };
-    // The errors of `Bodies::from_arrays` (row = body index), so callers
-    // match on `InvalidMass` or `NonFiniteInput` whatever the source.
-    bodies.validate()?;
-    Ok(bodies)
+    Ok((0..n).map(|i| std::array::from_fn(|c| get(i, c))).collect())
 }
 
 /// The parsed header dictionary of a `.npy` file.
