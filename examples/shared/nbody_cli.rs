@@ -15,8 +15,8 @@ use clap::{Args, Parser, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use nbody_host::snapshot::ArchiveWriter;
 use nbody_host::{
-    Backend, BackendKind, Checkpoint, CpuTuning, Energy, Integrator, Isa, Kernel, Params,
-    Simulation, SimulationBuilder, ic, snapshot,
+    Backend, BackendKind, Checkpoint, CpuTuning, Energy, HermiteSettings, Integrator, Isa, Kernel,
+    Params, Precision, Simulation, SimulationBuilder, ic, snapshot,
 };
 
 /// Exit statuses, each a kind of failure.
@@ -71,9 +71,23 @@ pub struct RunArgs {
     /// Threads per block, a power of two in 32..=1024 [default: 256, or the checkpoint's]
     #[arg(long)]
     pub block: Option<u32>,
-    /// Time integrator [default: euler, or the checkpoint's]
+    /// Time integrator [default: euler, or the checkpoint's]; hermite: 4th-order
+    /// Hermite with block time steps in f64 (--dt is then the interval at whose
+    /// ends all bodies are synchronised, default 0.125)
     #[arg(long, value_enum)]
     pub integrator: Option<IntegratorArg>,
+    /// Hermite: Aarseth's accuracy parameter eta [default: 0.02]
+    #[arg(long, value_name = "E")]
+    pub eta: Option<f64>,
+    /// Hermite: the starting criterion's eta_s [default: eta / 20]
+    #[arg(long, value_name = "E")]
+    pub eta_s: Option<f64>,
+    /// Hermite: integrate to this time exactly (instead of --steps intervals)
+    #[arg(long, value_name = "T", conflicts_with = "steps")]
+    pub t_end: Option<f64>,
+    /// Hermite: force precision [default: f64]
+    #[arg(long, value_enum)]
+    pub precision: Option<PrecisionArg>,
     /// Where to run
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     pub backend: BackendArg,
@@ -146,6 +160,27 @@ pub enum KernelArg {
 pub enum IntegratorArg {
     Euler,
     Leapfrog,
+    Hermite,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum PrecisionArg {
+    F64,
+    Mixed,
+}
+
+/// The Hermite settings of the command line (`--eta`, `--eta-s`,
+/// `--precision`), checked: an invalid value is an error naming it.
+pub fn hermite_settings(cli: &RunArgs) -> nbody_host::Result<HermiteSettings> {
+    let eta = cli.eta.unwrap_or(0.02);
+    let mut settings = HermiteSettings::new(eta)?;
+    if let Some(eta_s) = cli.eta_s {
+        settings = settings.with_eta_s(eta_s)?;
+    }
+    Ok(settings.with_precision(match cli.precision {
+        Some(PrecisionArg::Mixed) => Precision::Mixed,
+        _ => Precision::F64,
+    }))
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -302,7 +337,10 @@ fn exit_code(e: &anyhow::Error) -> u8 {
                 | E::DeviceMemoryExceeded { .. }
                 | E::HostMemoryExceeded { .. }
                 | E::InvalidFile { .. }
-                | E::InvalidRenderSetting { .. } => exit::INPUT,
+                | E::InvalidRenderSetting { .. }
+                | E::InvalidParameter { .. }
+                | E::InvalidTargetTime { .. }
+                | E::CoincidentBodies { .. } => exit::INPUT,
                 _ => exit::OTHER,
             };
         }
@@ -353,14 +391,22 @@ pub fn configure(builder: SimulationBuilder, cli: &RunArgs, base: &Params) -> Si
         None => base.integrator(),
         Some(IntegratorArg::Euler) => Integrator::SemiImplicitEuler,
         Some(IntegratorArg::Leapfrog) => Integrator::Leapfrog,
+        // `prepare` checked the settings.
+        Some(IntegratorArg::Hermite) => {
+            Integrator::Hermite(hermite_settings(cli).unwrap_or_default())
+        }
+    };
+    let default_dt = match (cli.integrator, base.integrator()) {
+        (Some(IntegratorArg::Hermite), nbody_host::Integrator::SemiImplicitEuler) => 0.125,
+        _ => base.dt_f64(),
     };
     let cpu = Backend::Cpu(CpuTuning {
         isa: cli.cpu_isa,
         ..CpuTuning::default()
     });
     builder
-        .dt(cli.dt.unwrap_or(base.dt_f64()))
-        .softening(cli.softening.unwrap_or(base.gravity().softening() as f64))
+        .dt(cli.dt.unwrap_or(default_dt))
+        .softening(cli.softening.unwrap_or(base.gravity().softening_f64()))
         .kernel(kernel)
         .integrator(integrator)
         .backend(match cli.backend {
@@ -419,6 +465,23 @@ fn changes_from(cli: &RunArgs, base: &Params) -> Vec<String> {
 /// loaded or generated, parameters, backend); also returns the checkpoint's
 /// parameters it changed (with `--allow-changes`).
 pub fn prepare(cli: &RunArgs) -> Result<(SimulationBuilder, Vec<String>)> {
+    let hermite = matches!(cli.integrator, Some(IntegratorArg::Hermite));
+    if hermite {
+        hermite_settings(cli)?;
+    } else if cli.resume.is_none() {
+        for (flag, given) in [
+            ("--eta", cli.eta.is_some()),
+            ("--eta-s", cli.eta_s.is_some()),
+            ("--t-end", cli.t_end.is_some()),
+            ("--precision", cli.precision.is_some()),
+        ] {
+            if given {
+                return Err(usage(format!(
+                    "{flag} is a setting of --integrator hermite"
+                )));
+            }
+        }
+    }
     if let Some(path) = &cli.resume {
         let checkpoint = Checkpoint::load(path)?;
         let base = checkpoint.params;
@@ -436,6 +499,18 @@ pub fn prepare(cli: &RunArgs) -> Result<(SimulationBuilder, Vec<String>)> {
     }
     let base = Params::default();
     let seed = cli.seed.unwrap_or(42);
+    if let (true, Some(path)) = (hermite, &cli.init) {
+        // Hermite starts from the file's f64 values themselves.
+        let (pos, vel, mass) =
+            snapshot::load_npy_f64(path).with_context(|| format!("--init {}", path.display()))?;
+        let d = |v: &[[f64; 3]]| {
+            v.iter()
+                .map(|&x| glam::DVec3::from_array(x))
+                .collect::<Vec<_>>()
+        };
+        let builder = Simulation::builder_f64(&d(&pos), &d(&vel), &mass)?;
+        return Ok((configure(builder, cli, &base), Vec::new()));
+    }
     let bodies = match (&cli.init, cli.n) {
         (Some(path), _) => {
             snapshot::load_npy(path).with_context(|| format!("--init {}", path.display()))?
@@ -670,7 +745,6 @@ pub fn run(
             "note: the checkpoint is already at step {start}: nothing to run"
         );
     }
-    let to_run = target - start;
     let n = session.len();
 
     if let Some(path) = &cli.archive {
@@ -686,6 +760,23 @@ pub fn run(
     } else {
         Some(session.energy()?)
     };
+    let mut stepping = Duration::ZERO;
+    let mut target = target;
+    if let Some(t_end) = cli.t_end {
+        // Hermite: to `t_end` exactly, in one call (no --every, no frames).
+        let sim = session
+            .simulation()
+            .ok_or_else(|| usage("--t-end needs the simulation in one process".into()))?;
+        if sim.params().integrator().hermite().is_none() {
+            return Err(usage("--t-end needs --integrator hermite".into()));
+        }
+        let t = Instant::now();
+        let stepped = sim.integrate_to(t_end);
+        stepping += t.elapsed();
+        stepped?;
+        target = session.steps_done();
+    }
+    let to_run = target - start;
     let bar = match progress {
         Progress::Bar => {
             let bar = ProgressBar::new(to_run);
@@ -723,7 +814,6 @@ pub fn run(
     // Chunks of about 1% of the run, so the bar moves; cut at checkpoints
     // and frames.
     let chunk = (to_run / 100).max(1);
-    let mut stepping = Duration::ZERO;
     let mut last_checkpoint = None;
     while session.steps_done() < target {
         let done = session.steps_done();
@@ -784,10 +874,27 @@ pub fn run(
     if let Some(path) = &cli.save {
         session.save_npy(path)?;
     }
-    let (more_lines, more_fields) = session.summary()?;
+    let (mut more_lines, mut more_fields) = session.summary()?;
+    let stats = session.simulation().and_then(|sim| sim.hermite_stats());
+    if let Some(stats) = stats {
+        more_lines.push(format!(
+            "hermite     {} block steps, {} force evaluations, mean block {:.2}",
+            stats.block_steps,
+            stats.force_evals,
+            stats.mean_block()
+        ));
+        more_fields.push_str(&format!(
+            " block_steps={} force_evals={}",
+            stats.block_steps, stats.force_evals
+        ));
+    }
 
     let seconds = stepping.as_secs_f64();
-    let interactions = (n as f64) * (n as f64) * (to_run as f64);
+    // Hermite: each force evaluation is one body against all N.
+    let interactions = match stats {
+        Some(stats) => stats.force_evals as f64 * n as f64,
+        None => (n as f64) * (n as f64) * (to_run as f64),
+    };
     let pips = if seconds > 0.0 {
         interactions / seconds
     } else {

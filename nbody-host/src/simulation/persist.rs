@@ -14,9 +14,15 @@ impl Simulation {
     /// Saves the bodies as a numpy `.npy` file of shape `(N, 7)`
     /// ([`snapshot::save_npy`]); refuses a diverged simulation
     /// ([`Error::NonFiniteSnapshot`]).
+    ///
+    /// A Hermite run ([`Integrator::Hermite`](crate::Integrator::Hermite))
+    /// writes its f64 state: float64 (`<f8`), same shape and columns.
     pub fn save_npy(&self, path: impl AsRef<Path>) -> Result<()> {
         let path = path.as_ref();
         self.refuse_if_diverged(path)?;
+        if let Some(s) = self.hermite_state() {
+            return snapshot::save_npy_f64(path, &s.pos, &s.vel, &s.mass);
+        }
         snapshot::save_npy(path, self.bodies()?)
     }
 
