@@ -7,7 +7,7 @@
 //! | `forces.rs` | force, jerk and potential of active bodies from all (predicted) bodies: SIMD over j, rayon over i, f64 or [`Precision::Mixed`] |
 //! | `reference.rs` | the straightforward f64 reference ([`reference::field`], the shared-step Hermite of [`oracle::advance`](crate::oracle::advance)) |
 //! | `block.rs` | [`BlockHermite`]: predictor for all, corrector for the active block, Aarseth's criterion, power-of-two blocks |
-//! | `engine.rs` | the [`Engine`](crate::engine::Engine) that [`Simulation`](crate::Simulation) drives for [`Integrator::Hermite`](crate::Integrator::Hermite) |
+//! | `engine.rs` | the `Engine` that [`Simulation`](crate::Simulation) drives for [`Integrator::Hermite`](crate::Integrator::Hermite) |
 //!
 //! Through [`Simulation`](crate::Simulation): [`Integrator::Hermite`](crate::Integrator::Hermite)
 //! with [`HermiteSettings`]; the builder's `dt` is then the interval at
@@ -42,7 +42,7 @@
 //! predictor over all bodies and a corrector over a changing subset, and
 //! f64 positions: expressing that as stages would change every engine and
 //! slow the f32 ones. So the variant selects a separate engine
-//! (`engine.rs`) behind the same [`Engine`](crate::engine::Engine) trait;
+//! (`engine.rs`) behind the same `Engine` trait;
 //! the f32 integrators are untouched.
 
 mod block;
