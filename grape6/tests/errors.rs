@@ -657,3 +657,40 @@ fn g6_open_with_a_bad_environment_variable_is_a_config_error() {
         "{text}"
     );
 }
+
+#[test]
+fn calls_from_many_threads_are_serialised_and_errors_stay_on_their_thread() {
+    let _g = fresh();
+    assert_eq!(open_with(Config::default()), G6_OK);
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            std::thread::spawn(move || {
+                for k in 0..250 {
+                    let a = 4 * k + t;
+                    assert_eq!(set_j(a, a, 1.0, [a as f64, t as f64, 0.0]), G6_OK);
+                    assert_eq!(g6_set_ti(0, a as f64), G6_OK);
+                    assert!(g6_npipes() > 0);
+                }
+                // An error on this thread is this thread's message only.
+                if t == 0 {
+                    expect(set_j(-5, 0, 1.0, Z), G6_ERR_ADDRESS, &["address -5"]);
+                } else {
+                    assert_eq!(g6_npipes(), Config::default().npipes as i32);
+                    assert_eq!(last(), "");
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    with_library(|l| {
+        let l = l.unwrap();
+        assert_eq!(l.filled(), 1000);
+        for a in 0..1000 {
+            let p = l.j_particle(a).unwrap();
+            assert_eq!((p.index, p.x), (a as i32, [a as f64, (a % 4) as f64, 0.0]));
+        }
+    });
+    g6_close(0);
+}
