@@ -194,5 +194,9 @@ pub unsafe extern "C" fn g6_get_neighbour_list(
 /// until this thread's next call into the library.
 #[unsafe(no_mangle)]
 pub extern "C" fn g6_last_error() -> *const c_char {
-    LAST_ERROR.with(|e| e.borrow().as_ptr())
+    LAST_ERROR
+        .try_with(|e| e.try_borrow().map(|e| e.as_ptr()).ok())
+        .ok()
+        .flatten()
+        .unwrap_or(c"".as_ptr())
 }

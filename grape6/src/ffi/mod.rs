@@ -26,6 +26,7 @@
 
 use std::cell::RefCell;
 use std::ffi::{CString, c_double, c_int};
+use std::io::Write;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Mutex, MutexGuard};
 
@@ -94,9 +95,15 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
+/// Stores this thread's message (without panicking: it runs outside
+/// `catch_unwind`; during thread teardown the message is dropped).
 fn set_last_error(message: &str) {
-    let c = CString::new(message.replace('\0', " ")).expect("no NUL left");
-    LAST_ERROR.with(|e| *e.borrow_mut() = c);
+    let c = CString::new(message.replace('\0', " ")).unwrap_or_default();
+    let _ = LAST_ERROR.try_with(|e| {
+        if let Ok(mut e) = e.try_borrow_mut() {
+            *e = c;
+        }
+    });
 }
 
 /// Whether `GRAPE6_QUIET` asks for no stderr messages.
@@ -124,7 +131,8 @@ pub(crate) fn call(name: &str, f: impl FnOnce() -> Result<c_int>) -> c_int {
         Err(e) => {
             let message = format!("{name}: {} ({})", e.message, e.code_name());
             if !quiet() {
-                eprintln!("grape6: {message}");
+                // Not eprintln!, which panics when stderr is closed.
+                let _ = writeln!(std::io::stderr(), "grape6: {message}");
             }
             set_last_error(&message);
             e.code
