@@ -490,6 +490,55 @@ impl Run {
         py.detach(|| sim.save_npy(&path)).map_err(|e| to_py(py, e))
     }
 
+    /// Step ``steps`` steps, drawing a frame before the first and after every
+    /// ``every`` steps into an animated GIF at ``path`` (25 frames per second;
+    /// additive point splats, the camera fitted to the bodies now, looking
+    /// down the z axis); returns the number of frames. Needs a build with the
+    /// ``render`` feature (``nbody.RENDER``), else ``BackendError``. The file
+    /// appears whole at the end (none if interrupted).
+    #[pyo3(signature = (path, steps, every = 10, size = (480, 480)))]
+    fn record_gif(
+        &mut self,
+        py: Python<'_>,
+        path: PathBuf,
+        steps: u64,
+        every: u64,
+        size: (u32, u32),
+    ) -> PyResult<usize> {
+        #[cfg(feature = "render")]
+        {
+            use nbody_host::render::{Camera, Recorder, Renderer};
+            let positions = self.sim.positions().map_err(err)?;
+            let camera = Camera::fit(positions, Vec3::NEG_Z, 1.1).map_err(err)?;
+            let renderer = Renderer::new(camera, size.0, size.1).map_err(err)?;
+            let mut recorder = Recorder::new(renderer, every)
+                .and_then(|r| r.gif(&path))
+                .map_err(err)?;
+            recorder.capture(&mut self.sim).map_err(err)?;
+            let mut left = steps;
+            while left > 0 {
+                let k = left.min(every);
+                self.advance(py, k)?;
+                left -= k;
+                recorder.capture(&mut self.sim).map_err(err)?;
+            }
+            recorder.finish().map_err(err)
+        }
+        #[cfg(not(feature = "render"))]
+        {
+            let _ = (path, steps, every, size);
+            Err(raise(
+                py,
+                "BackendError",
+                (
+                    "this build of nbody has no pictures: pip install ./nbody-py -C \
+                  maturin.build-args=\"--features render\""
+                        .to_string(),
+                ),
+            ))
+        }
+    }
+
     /// The Rust call alone, for measuring the binding's overhead
     /// (docs/python.md): ``calls`` times ``Simulation::step(1)`` in a Rust
     /// loop, GIL released; returns each call's seconds.

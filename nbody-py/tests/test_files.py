@@ -107,3 +107,15 @@ def test_lennard_jones_archive_records(examples, tmp_path):
     lj = r.simulation(backend="cpu")
     assert isinstance(lj, nbody.LennardJones) and lj.steps_done == 40
     assert np.array_equal(lj.images, r.images)
+
+
+def test_record_gif(tmp_path, small):
+    sim = nbody.Simulation(small, backend="cpu")
+    if not nbody.RENDER:
+        with pytest.raises(nbody.BackendError, match="no pictures"):
+            sim.record_gif(tmp_path / "run.gif", 10)
+        assert sim.steps_done == 0
+        return
+    frames = sim.record_gif(tmp_path / "run.gif", 10, every=5, size=(64, 48))
+    assert frames == 3 and sim.steps_done == 10
+    assert (tmp_path / "run.gif").read_bytes()[:6] == b"GIF89a"

@@ -72,6 +72,10 @@ class Run:
         """Remove body ``index`` (negative from the end); returns its (7,) row."""
     def save_checkpoint(self, path: _Path) -> None: ...
     def save_npy(self, path: _Path) -> None: ...
+    def record_gif(
+        self, path: _Path, steps: int, every: int = 10, size: Tuple[int, int] = (480, 480)
+    ) -> int:
+        """Step, drawing a GIF frame every ``every`` steps (needs nbody.RENDER); returns the frames."""
     def _rust_step_seconds(self, calls: int) -> list[float]: ...
 
 class Energy:
