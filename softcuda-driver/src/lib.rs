@@ -24,5 +24,6 @@
 pub mod api;
 pub mod config;
 pub mod errors;
+pub mod jit;
 pub mod log;
 pub mod state;
