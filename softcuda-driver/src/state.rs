@@ -149,7 +149,8 @@ pub struct FunctionEntry {
     pub max_dynamic_shared: u32,
     /// `CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT`.
     pub carveout: i32,
-    /// `CU_FUNC_ATTRIBUTE_NUM_REGS`: from `SOFTCUDA_REGISTERS`.
+    /// `CU_FUNC_ATTRIBUTE_NUM_REGS`: the H200 JIT's count, an estimate, or
+    /// `SOFTCUDA_REGISTERS` (`crate::jit`).
     pub registers: u32,
     /// `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`: 1024, the entry's
     /// `.maxntid`, or what its registers allow, whichever is least.

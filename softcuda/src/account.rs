@@ -288,6 +288,20 @@ mod tests {
     }
 
     #[test]
+    fn loads_stores_and_atomics_are_counted_apart() {
+        let mut s = Stats::default();
+        let v4: Vec<u64> = (0..32).map(|l| 4096 + 16 * l).collect();
+        s.request(&[], &v4, 16, Access::Load);
+        s.request(&[], &v4[..8], 16, Access::Store);
+        s.request(&[], &[4096; 32], 4, Access::Atomic);
+        s.request(&lanes(|_| 256), &[], 16, Access::Load);
+        assert_eq!((s.global_requests, s.global_sectors), (2, 16 + 4));
+        assert_eq!((s.global_load_requests, s.global_load_sectors), (1, 16));
+        assert_eq!((s.global_atomic_requests, s.global_atomic_sectors), (1, 1));
+        assert_eq!((s.shared_requests, s.shared_wavefronts), (1, 2));
+    }
+
+    #[test]
     fn global_sectors_count_coalescing() {
         let consecutive: Vec<u64> = (0..32).map(|l| 4096 + 4 * l).collect();
         assert_eq!(global_sectors(&consecutive, 4), 4);

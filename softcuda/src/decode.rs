@@ -4,6 +4,7 @@
 //! lays them out, and every opcode checked. An opcode or modifier the
 //! interpreter does not implement is an error naming it and its line, so a
 //! kernel never runs with an instruction silently skipped.
+//! (Over 600 lines: every opcode family shares the `Decoder` state; one file keeps it private.)
 
 use std::collections::HashMap;
 use std::fmt;
@@ -110,6 +111,17 @@ impl Kernel {
     /// The opcode text of instruction `pc`.
     pub fn opcode_of(&self, pc: u32) -> &str {
         self.opcodes.get(pc as usize).map_or("?", |s| s)
+    }
+
+    /// A launch block other than the entry's `.reqntid`, as an error message.
+    pub fn check_reqntid(&self, block: [u32; 3]) -> Result<(), String> {
+        match self.reqntid {
+            Some(req) if req != block => Err(format!(
+                "{}: block {block:?}, the entry's .reqntid requires exactly {req:?}",
+                self.name
+            )),
+            _ => Ok(()),
+        }
     }
 }
 

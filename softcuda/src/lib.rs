@@ -378,14 +378,7 @@ impl Device {
                 kernel.name, cfg.grid
             )));
         }
-        if let Some(req) = kernel.reqntid
-            && req != cfg.block
-        {
-            return Err(invalid(format!(
-                "{}: block {:?}, the entry's .reqntid requires exactly {req:?}",
-                kernel.name, cfg.block
-            )));
-        }
+        kernel.check_reqntid(cfg.block).map_err(invalid)?;
         if let Some(max) = kernel.max_threads
             && threads > max as u64
         {
