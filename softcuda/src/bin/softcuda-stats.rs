@@ -6,7 +6,7 @@
 //! ```text
 //! softcuda-stats PTX_FILE --kernel nbody_tiled_accel --n 4096 --block 256 [--arch sm_90]
 //!                [--schedule deterministic|adversarial] [--seed S] [--races off|shared|all]
-//!                [--eps 0.1] [--json]
+//!                [--eps 0.1] [--mufu sm90|ieee] [--json]
 //! softcuda-stats PTX_FILE --table --n 4096 --block 256     # the force kernels as a markdown table
 //! softcuda-stats PTX_FILE --registers    # registers per entry: measured (H200 JIT) or estimated
 //! ```
@@ -29,6 +29,7 @@ struct Args {
     kernel: Option<String>,
     table: bool,
     registers: bool,
+    mufu: softcuda::mufu::Model,
     n: u32,
     block: u32,
     arch: Arch,
@@ -39,7 +40,7 @@ struct Args {
 }
 
 fn usage() -> String {
-    "usage: softcuda-stats PTX_FILE (--kernel NAME | --table | --registers) [--n N] [--block B] [--arch sm_70|sm_80|sm_90] [--schedule deterministic|adversarial] [--seed S] [--races off|shared|all] [--eps E] [--json]".to_owned()
+    "usage: softcuda-stats PTX_FILE (--kernel NAME | --table | --registers) [--n N] [--block B] [--arch sm_70|sm_80|sm_90] [--schedule deterministic|adversarial] [--seed S] [--races off|shared|all] [--eps E] [--mufu sm90|ieee] [--json]".to_owned()
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -49,6 +50,7 @@ fn parse_args() -> Result<Args, String> {
         kernel: None,
         table: false,
         registers: false,
+        mufu: softcuda::mufu::Model::Sm90,
         n: 4096,
         block: 256,
         arch: softcuda::arch::SM90,
@@ -65,6 +67,11 @@ fn parse_args() -> Result<Args, String> {
             "--kernel" => a.kernel = Some(val("--kernel")?),
             "--table" => a.table = true,
             "--registers" => a.registers = true,
+            "--mufu" => {
+                let v = val("--mufu")?;
+                a.mufu = softcuda::mufu::Model::by_name(&v)
+                    .ok_or_else(|| format!("--mufu {v}: use sm90 or ieee"))?;
+            }
             "--n" => a.n = val("--n")?.parse().map_err(|e| format!("--n: {e}"))?,
             "--block" => {
                 a.block = val("--block")?
@@ -257,7 +264,11 @@ fn main() -> ExitCode {
     if a.registers {
         return registers(&text);
     }
-    let m = match Module::from_ptx(&text) {
+    let opts = softcuda::jit::JitOptions {
+        device: Some(a.arch),
+        mufu: a.mufu,
+    };
+    let m = match Module::from_ptx_with(&text, &opts) {
         Ok(m) => m,
         Err(e) => {
             eprintln!("error: {e}");
