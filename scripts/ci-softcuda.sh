@@ -18,6 +18,10 @@
 #     every operation against the f64 oracle, and the same defects: stream
 #     order, JIT limits, opt-in, dropped on another thread);
 #   - kill-and-resume (tests/snapshot.rs);
+#   - the H200's bits (tests/gpu_bits.rs, deterministic schedule: SIMT and
+#     tiled, 100 Euler steps, against tests/data/h200/ once committed) and
+#     the driver's answers (scripts/gpu/jit_probe.py against
+#     softcuda-driver/tests/data/h200_jit_probe.json once committed);
 #   - Lennard-Jones through the GPU MD plan on Backend::Cuda (tests/md_gpu.rs
 #     cuda::, 256 atoms against the CPU engine and the f64 oracle through
 #     rebuilds, checkpoints, errors, and with the non-blocking stream the
@@ -44,7 +48,7 @@ cd "$root"
 start=$(date +%s)
 step() { printf '\n---- softcuda [%4ds] %s\n' "$(($(date +%s) - start))" "$*"; }
 sc=scripts/with-softcuda.sh
-tests=(--test correctness --test cuda_backend --test cuda_block_pair --test gpu_path --test snapshot --test md_gpu)
+tests=(--test correctness --test cuda_backend --test cuda_block_pair --test gpu_path --test snapshot --test md_gpu --test gpu_bits)
 
 step "build: the driver, nbody-host --features cuda linked against it"
 $sc cargo test -q -p nbody-host --features cuda "${tests[@]}" --no-run
@@ -66,6 +70,17 @@ for seed in 1 2 3; do
   step "adversarial schedule, seed $seed"
   SOFTCUDA_SCHEDULE=adversarial SOFTCUDA_SEED=$seed suite
 done
+
+step "the H200's bits: SIMT and tiled, 100 Euler steps (tests/gpu_bits.rs; deterministic schedule, 20-40 s)"
+SOFTCUDA_SCHEDULE=deterministic $sc cargo test -q -p nbody-host --features cuda --test gpu_bits -- --nocapture
+
+step "the driver's answers against the H200's (scripts/gpu/jit_probe.py)"
+probe=softcuda-driver/tests/data/h200_jit_probe.json
+if [ -f "$probe" ]; then
+  $sc python3 scripts/gpu/jit_probe.py --compare "$probe"
+else
+  echo "SKIPPED: $probe is not committed yet (scripts/gpu/issue24.sh records it on a GPU)"
+fi
 
 step "nbody_tiled --backend cuda: every kernel x integrator against the CPU backend"
 scripts/softcuda-e2e.sh --n 200 --steps 3 --block 64

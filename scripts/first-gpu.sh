@@ -94,7 +94,7 @@ else
 fi
 
 section "2. Build"
-record 1800 "${run[@]}" cargo test "${cuda[@]}" --no-run --test correctness --test cuda_backend --test cuda_block_pair --test gpu_path --test snapshot --test md_gpu
+record 1800 "${run[@]}" cargo test "${cuda[@]}" --no-run --test correctness --test cuda_backend --test cuda_block_pair --test gpu_path --test snapshot --test md_gpu --test gpu_bits
 
 section "3. JIT limits of every entry point"
 record 600 "${run[@]}" cargo test "${cuda[@]}" --test cuda_backend jit_limits_of_every_entry_point -- --nocapture
@@ -106,6 +106,7 @@ record 1800 "${run[@]}" cargo test "${cuda[@]}" --test cuda_block_pair -- --skip
 record 1800 "${run[@]}" cargo test "${cuda[@]}" --test gpu_path
 record 1800 "${run[@]}" cargo test "${cuda[@]}" --test snapshot kill_and_resume
 record 1800 "${run[@]}" cargo test "${cuda[@]}" --test md_gpu cuda:: -- --skip softcuda_
+record 1800 "${run[@]}" cargo test "${cuda[@]}" --test gpu_bits -- --nocapture
 
 section "5. cargo bench --features cuda -- cuda"
 if [ $rehearse = 1 ]; then

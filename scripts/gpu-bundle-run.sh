@@ -104,6 +104,10 @@ if [ "$quick" != quick ]; then
   fi
 fi
 
+section "7. Issue 24: the H200's bits, the driver's answers, MUFU captures, ncu counters"
+# Also alone: scripts/gpu/issue24.sh BIN_DIR OUT_DIR (about 8-10 minutes).
+record 900 issue24 scripts/gpu/issue24.sh "$bin" "$out/issue24"
+
 section "Summary"
 if [ ${#failed[@]} = 0 ]; then
   echo "every step passed" | tee -a "$report"

@@ -2,8 +2,10 @@
 //! `Backend::Emulator` (always) and, with the `cuda` feature, on
 //! `Backend::Cuda` (module `cuda`, run on the software CUDA device by
 //! `scripts/ci-softcuda.sh`: `scripts/with-softcuda.sh cargo test -p
-//! nbody-host --features cuda --test md_gpu cuda::`; the `softcuda_*` test
-//! sets `SOFTCUDA_*` variables in a child process and needs that device).
+//! nbody-host --features cuda --test md_gpu cuda::`; the `softcuda_*` tests
+//! set `SOFTCUDA_*` variables in a child process and need that device;
+//! `cuda::the_plan_gives_the_same_bits_on_every_run` also runs on a GPU and
+//! compares with the H200's committed bits, `tests/h200_bits/`).
 //!
 //! Each check runs the GPU backend and the CPU `MdEngine` from the same
 //! state: the accelerations, potential energy and virial against the `f64`
@@ -375,6 +377,9 @@ mod emulator {
 mod cuda_env;
 
 #[cfg(feature = "cuda")]
+mod h200_bits;
+
+#[cfg(feature = "cuda")]
 mod cuda {
     use super::*;
 
@@ -405,50 +410,79 @@ mod cuda {
         unsupported_combinations_are_named(CUDA);
     }
 
-    /// The plan's launches are deterministic (`gpu_kernels::binning`): the
-    /// committed PTX on the software device gives the emulator's bits, on
-    /// any schedule, through rebuilds, images and thermo. Software device
-    /// only (hence `softcuda_`, which `scripts/first-gpu.sh` skips): on a GPU
-    /// `MUFU.RCP`/`MUFU.RSQ` round differently from the emulator's host
-    /// arithmetic, so a real device agrees to rounding, not bit for bit
-    /// (first seen on an H200, 2026-11-26; the oracle test above passes there).
-    #[test]
-    fn softcuda_gives_the_emulators_bits_on_any_schedule() {
+    /// Every bit of a run of the plan: 30 steps of the hot melt from one
+    /// state (lists rebuilt 3 times), positions, velocities, images and
+    /// thermo.
+    fn melt_bits(backend: Backend) -> Vec<u64> {
         let (mut atoms, boundary) = melt(1.44, 21);
         atoms.velocities[9].y = -4.0;
         let neighbours = Neighbours::cells(0.3).every(10);
-        let emulator = Backend::Emulator {
-            race_detection: false,
-        };
-        let mut runs = [CUDA, emulator].map(|b| build(&atoms, boundary, neighbours, b).unwrap());
-        let fingerprint = |sim: &Simulation| {
+        let mut sim = build(&atoms, boundary, neighbours, backend).unwrap();
+        let mut v = vec![];
+        for _ in 0..3 {
+            sim.step(10).unwrap();
             let b = sim.bodies().unwrap();
             let t = sim.thermo().unwrap();
-            let mut v: Vec<u64> = b
-                .positions
-                .iter()
-                .chain(&b.velocities)
-                .flat_map(|p| p.to_array())
-                .map(|x| x.to_bits() as u64)
-                .collect();
+            v.extend(
+                b.positions
+                    .iter()
+                    .chain(&b.velocities)
+                    .flat_map(|p| p.to_array())
+                    .map(|x| x.to_bits() as u64),
+            );
             v.extend(
                 sim.images()
                     .unwrap()
                     .unwrap()
                     .iter()
                     .flatten()
-                    .map(|&k| k as u64),
+                    .map(|&k| k as u32 as u64),
             );
             v.extend([t.potential, t.virial, t.kinetic].map(f64::to_bits));
-            v
-        };
-        for _ in 0..3 {
-            for sim in &mut runs {
-                sim.step(10).unwrap();
-            }
-            assert_eq!(fingerprint(&runs[0]), fingerprint(&runs[1]));
         }
-        assert_eq!(runs[0].md_stats().unwrap().builds, 4);
+        assert_eq!(sim.md_stats().unwrap().builds, 4);
+        v
+    }
+
+    /// The plan's launches are deterministic (`gpu_kernels::binning`: no
+    /// atomic decides an order, no sum depends on timing): two runs from
+    /// one state give the same bits, on a GPU and on the software device
+    /// under any schedule (the adversarial one interleaves every launch of
+    /// the second run differently). On the software device, whose
+    /// `rcp.approx.ftz` is the H200's, they are also the H200's once a GPU
+    /// session commits them (`tests/data/h200/md_melt256_30.txt`, recorded by
+    /// `scripts/gpu/issue24.sh`). Formerly `softcuda_gives_the_emulators_bits_on_any_schedule`,
+    /// software-device only: on a GPU `MUFU.RCP` rounds differently from
+    /// the emulator's host arithmetic, so that comparison moved to the
+    /// `SOFTCUDA_MUFU=ieee` test below.
+    #[test]
+    fn the_plan_gives_the_same_bits_on_every_run() {
+        let first = melt_bits(CUDA);
+        assert_eq!(first, melt_bits(CUDA));
+        h200_bits::check_or_record(
+            "md_melt256_30",
+            "in.lj 256 atoms (fcc 4^3, T 1.44 seed 21, body 9 vy = -4), cells skin 0.3 every 10, velocity Verlet dt 0.005: after 10, 20, 30 steps positions and velocities (f32 bits), images, potential, virial, kinetic (f64 bits)",
+            &first,
+        );
+    }
+
+    /// With `rcp.approx.ftz` correctly rounded (`SOFTCUDA_MUFU=ieee`, what
+    /// the kernels' Rust source computes on the host), the committed PTX on
+    /// the software device gives the emulator's bits on any schedule,
+    /// through rebuilds, images and thermo: the PTX is its source. Software
+    /// device only (hence `softcuda_`).
+    #[test]
+    fn softcuda_gives_the_emulators_bits_with_correctly_rounded_mufu() {
+        if !cuda_env::in_child(
+            "cuda::softcuda_gives_the_emulators_bits_with_correctly_rounded_mufu",
+            &[("SOFTCUDA_MUFU", "ieee")],
+        ) {
+            return;
+        }
+        let emulator = Backend::Emulator {
+            race_detection: false,
+        };
+        assert_eq!(melt_bits(CUDA), melt_bits(emulator));
     }
 
     /// With the non-blocking stream the device asks for (cust 0.3.2 strips

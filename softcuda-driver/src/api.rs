@@ -774,9 +774,8 @@ pub unsafe extern "C" fn cuFuncGetAttribute(
             1 => k.static_shared as i32,
             2 => 0,
             3 => k.local_bytes as i32,
-            // The interpreter has no register allocator: SOFTCUDA_REGISTERS
-            // (default 32; what ptxas gives these kernels is in the README
-            // table).
+            // The H200 JIT's count for code it was measured on, an estimate
+            // otherwise, or SOFTCUDA_REGISTERS (softcuda::regalloc).
             4 => f.registers as i32,
             5 => 70,
             6 => (arch.major * 10 + arch.minor) as i32,
@@ -850,8 +849,9 @@ pub extern "C" fn cuFuncSetSharedMemConfig(hfunc: Handle, _config: c_int) -> CUr
     })
 }
 
-/// `cuOccupancyMaxActiveBlocksPerMultiprocessor`: from threads, blocks and
-/// shared memory per SM (registers are not modelled).
+/// `cuOccupancyMaxActiveBlocksPerMultiprocessor`: from threads, blocks,
+/// registers and shared memory per SM (0 above the function's threads per
+/// block).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
     num_blocks: *mut c_int,
@@ -878,10 +878,16 @@ pub unsafe extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
         let by_smem = (arch.shared_per_sm as usize)
             .checked_div(smem)
             .map_or(u32::MAX, |b| b as u32);
-        out(
-            num_blocks,
-            by_threads.min(by_smem).min(arch.blocks_per_sm) as c_int,
-        )
+        let by_registers = arch.blocks_for_registers(f.registers, block_size as u32);
+        let blocks = if block_size as u32 > f.max_threads {
+            0
+        } else {
+            by_threads
+                .min(by_smem)
+                .min(by_registers)
+                .min(arch.blocks_per_sm)
+        };
+        out(num_blocks, blocks as c_int)
     })
 }
 

@@ -1,7 +1,7 @@
 //! The device the driver pretends to be, from `SOFTCUDA_*` environment
 //! variables read once at `cuInit` (see the crate documentation).
 
-use softcuda::{Arch, RaceCheck, Schedule, arch};
+use softcuda::{Arch, RaceCheck, Schedule, arch, mufu};
 
 /// When queued work runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,45 +64,44 @@ pub struct Config {
     /// asks for a non-blocking stream gets a blocking one; this shows what
     /// it would do with the stream it asked for.
     pub force_non_blocking: bool,
-    /// `SOFTCUDA_REGISTERS`: registers per thread the "JIT" gives each
-    /// entry point (the interpreter allocates none), reported as
-    /// `CU_FUNC_ATTRIBUTE_NUM_REGS` and limiting
-    /// `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`, so a register-limited
-    /// function can be modelled.
+    /// `SOFTCUDA_REGISTERS`: registers per thread the "JIT" gives entry
+    /// points, overriding the default (the H200's measured count for code it
+    /// was measured on, an estimate otherwise: `softcuda::regalloc`),
+    /// reported as `CU_FUNC_ATTRIBUTE_NUM_REGS` and limiting
+    /// `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`.
     pub registers: Registers,
+    /// `SOFTCUDA_MUFU`: `sm90` (default: the H200's bits for the captured
+    /// approximate instructions, the others refused at load) or `ieee`
+    /// (every approximate instruction correctly rounded).
+    pub mufu: mufu::Model,
 }
 
-/// Registers per thread of each entry point (`SOFTCUDA_REGISTERS`): `N` for
-/// every entry, or `entry=N,entry=N,...` (the others keep the default), or
-/// both (`40,nbody_tiled_euler=72`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Registers per thread of entry points set by `SOFTCUDA_REGISTERS`: `N`
+/// for every entry, or `entry=N,entry=N,...` (the others keep the JIT
+/// model's count), or both (`40,nbody_tiled_euler=72`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Registers {
-    /// Registers of entries not named.
-    pub default: u32,
+    /// Registers of entries not named; `None`: the JIT model's count.
+    pub default: Option<u32>,
     /// `(entry, registers)` pairs.
     pub per_entry: Vec<(String, u32)>,
 }
 
 impl Registers {
-    /// What ptxas gives a small kernel; the interpreter has no register
-    /// allocator, so without `SOFTCUDA_REGISTERS` every entry reports this.
-    pub const DEFAULT: u32 = 32;
-
-    /// Registers per thread of `entry`.
-    pub fn of(&self, entry: &str) -> u32 {
+    /// Registers per thread set for `entry`, if any (else the JIT model's
+    /// count applies: `softcuda::decode::Kernel::registers`).
+    pub fn of(&self, entry: &str) -> Option<u32> {
         self.per_entry
             .iter()
             .find(|(name, _)| name == entry)
-            .map_or(self.default, |&(_, r)| r)
+            .map(|&(_, r)| r)
+            .or(self.default)
     }
 
     /// Parses the variable's value; counts must be in 1..=255 (the ISA's
     /// limit per thread).
     pub fn parse(s: &str) -> Result<Registers, String> {
-        let mut r = Registers {
-            default: Registers::DEFAULT,
-            per_entry: Vec::new(),
-        };
+        let mut r = Registers::default();
         let count = |v: &str| -> Result<u32, String> {
             match v.trim().parse::<u32>() {
                 Ok(n @ 1..=255) => Ok(n),
@@ -117,7 +116,7 @@ impl Registers {
                     r.per_entry.push((name.trim().to_owned(), count(v)?))
                 }
                 Some(_) => return Err(format!("SOFTCUDA_REGISTERS={s}: {item:?} names no entry")),
-                None => r.default = count(item)?,
+                None => r.default = Some(count(item)?),
             }
         }
         Ok(r)
@@ -139,10 +138,8 @@ impl Default for Config {
             ordering: Ordering::Hostile,
             max_instructions: 1 << 40,
             force_non_blocking: false,
-            registers: Registers {
-                default: Registers::DEFAULT,
-                per_entry: Vec::new(),
-            },
+            registers: Registers::default(),
+            mufu: mufu::Model::Sm90,
         }
     }
 }
@@ -257,6 +254,11 @@ impl Config {
         if let Some(s) = var("SOFTCUDA_REGISTERS") {
             c.registers = Registers::parse(&s)?;
         }
+        if let Some(s) = var("SOFTCUDA_MUFU") {
+            c.mufu = mufu::Model::by_name(&s).ok_or(format!(
+                "SOFTCUDA_MUFU={s}: use sm90 (the H200's bits) or ieee (correctly rounded)"
+            ))?;
+        }
         if let Some(s) = var("SOFTCUDA_MAX_INSTRUCTIONS") {
             c.max_instructions = s
                 .parse()
@@ -291,6 +293,7 @@ mod tests {
             ("SOFTCUDA_ORDERING", "eager"),
             ("SOFTCUDA_STREAMS", "non-blocking"),
             ("SOFTCUDA_REGISTERS", "40, nbody_tiled_euler=72"),
+            ("SOFTCUDA_MUFU", "ieee"),
         ];
         let get = |k: &str| {
             vars.iter()
@@ -309,8 +312,9 @@ mod tests {
         assert_eq!(c.races, RaceCheck::Shared);
         assert_eq!(c.ordering, Ordering::Eager);
         assert!(c.force_non_blocking);
-        assert_eq!(c.registers.of("nbody_tiled_euler"), 72);
-        assert_eq!(c.registers.of("nbody_kick"), 40);
+        assert_eq!(c.registers.of("nbody_tiled_euler"), Some(72));
+        assert_eq!(c.registers.of("nbody_kick"), Some(40));
+        assert_eq!(c.mufu, mufu::Model::CorrectlyRounded);
         let d = Config::from_vars(|_| None).unwrap();
         assert_eq!(d, Config::default());
         assert!(Config::from_vars(|k| (k == "SOFTCUDA_ARCH").then(|| "sm_75".into())).is_err());
@@ -318,6 +322,7 @@ mod tests {
             Config::from_vars(|k| (k == "SOFTCUDA_SCHEDULE").then(|| "random".into())).is_err()
         );
         assert!(Config::from_vars(|k| (k == "SOFTCUDA_DEVICES").then(|| "2".into())).is_err());
+        assert!(Config::from_vars(|k| (k == "SOFTCUDA_MUFU").then(|| "exact".into())).is_err());
         for bad in ["0", "256", "x", "k=", "=40", "nbody_kick=300"] {
             assert!(
                 Config::from_vars(|k| (k == "SOFTCUDA_REGISTERS").then(|| bad.into())).is_err(),
@@ -335,9 +340,6 @@ mod tests {
         };
         assert!(Config::from_vars(above).is_err());
         let only = Registers::parse("nbody_kick=64").unwrap();
-        assert_eq!(
-            (only.of("nbody_kick"), only.of("x")),
-            (64, Registers::DEFAULT)
-        );
+        assert_eq!((only.of("nbody_kick"), only.of("x")), (Some(64), None));
     }
 }

@@ -18,11 +18,14 @@
 //! | `SOFTCUDA_RACES` | race detection: `off`, `shared`, `all` (shared and global) | `all` |
 //! | `SOFTCUDA_LOG` | `stderr` or a file path: every call; `off`: nothing | errors and notices on stderr |
 //! | `SOFTCUDA_STATS` | a file: one JSON line of counts per launch | none |
+//! | `SOFTCUDA_REGISTERS` | registers per thread: `N`, `entry=N,...` or both | the H200 JIT's count, or an estimate (`softcuda::regalloc`) |
+//! | `SOFTCUDA_MUFU` | `sm90` (the H200's approximate-instruction bits; uncaptured ones refused) or `ieee` (correctly rounded) | `sm90` |
 //! | `SOFTCUDA_MAX_INSTRUCTIONS` | warp-instructions per launch before CUDA_ERROR_LAUNCH_TIMEOUT | `2^40` |
 #![deny(missing_docs)]
 
 pub mod api;
 pub mod config;
 pub mod errors;
+pub mod jit;
 pub mod log;
 pub mod state;

@@ -149,7 +149,8 @@ pub struct FunctionEntry {
     pub max_dynamic_shared: u32,
     /// `CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT`.
     pub carveout: i32,
-    /// `CU_FUNC_ATTRIBUTE_NUM_REGS`: from `SOFTCUDA_REGISTERS`.
+    /// `CU_FUNC_ATTRIBUTE_NUM_REGS`: the H200 JIT's count, an estimate, or
+    /// `SOFTCUDA_REGISTERS` (`crate::jit`).
     pub registers: u32,
     /// `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`: 1024, the entry's
     /// `.maxntid`, or what its registers allow, whichever is least.
@@ -790,29 +791,10 @@ impl Driver {
             );
             return Err(INVALID_IMAGE);
         };
-        let module = match Module::from_ptx(text) {
-            Ok(m) => m,
-            Err(e) => {
-                self.log
-                    .notice(&format!("cuModuleLoadData: {e}: CUDA_ERROR_INVALID_PTX"));
-                return Err(INVALID_PTX);
-            }
-        };
-        let arch = self.config.arch;
-        if let Some(t) = &module.target {
-            let want: u32 = t
-                .trim_start_matches("sm_")
-                .trim_end_matches('a')
-                .parse()
-                .unwrap_or(0);
-            if want > arch.major * 10 + arch.minor {
-                self.log.notice(&format!(
-                    "cuModuleLoadData: PTX .target {t} is newer than the device ({}): CUDA_ERROR_INVALID_PTX",
-                    arch.name
-                ));
-                return Err(INVALID_PTX);
-            }
-        }
+        let module = crate::jit::load(&self.config, text).map_err(|(code, message)| {
+            self.log.notice(&format!("cuModuleLoadData: {message}"));
+            code
+        })?;
         for (name, _) in &self.config.registers.per_entry {
             if !module.kernels.iter().any(|k| &k.name == name) {
                 self.log.notice(&format!(
@@ -860,7 +842,7 @@ impl Driver {
         let ctx = m.ctx;
         let kernel = &m.module.kernels[index];
         let stat = kernel.static_shared;
-        let registers = self.config.registers.of(name);
+        let registers = self.config.registers.of(name).unwrap_or(kernel.registers);
         let max_threads = self
             .config
             .arch
@@ -932,14 +914,8 @@ impl Driver {
             problem = Some(format!(
                 "grid ({gx}, {gy}, {gz}) is empty or exceeds the device limits"
             ));
-        } else if let Some(max) = kernel
-            .max_threads
-            .filter(|&m| cfg.block_threads() > m as u64)
-        {
-            problem = Some(format!(
-                "{} threads per block, the entry's .maxntid is {max}",
-                cfg.block_threads()
-            ));
+        } else if let Some(req) = kernel.reqntid.filter(|&r| r != cfg.block) {
+            problem = Some(crate::jit::reqntid_problem(req, cfg.block));
         } else if cfg.dynamic_shared > f.max_dynamic_shared {
             problem = Some(format!(
                 "{} bytes of dynamic shared memory, the function allows {} (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES): more than {} KiB must be opted into with cuFuncSetAttribute, as on hardware",
@@ -962,12 +938,14 @@ impl Driver {
             return Err(INVALID_VALUE);
         }
         if cfg.block_threads() > f.max_threads as u64 {
-            // What hardware says when the block's registers do not fit.
+            // What hardware says when the block's registers do not fit, or
+            // the entry's `.maxntid` is exceeded: both lower
+            // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK.
             self.log.notice(&format!(
-                "cuLaunchKernel {name}: {} threads per block, the function allows {} ({} registers per thread, SOFTCUDA_REGISTERS): CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+                "cuLaunchKernel {name}: {} threads per block, the function allows {} ({}): CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
                 cfg.block_threads(),
                 f.max_threads,
-                f.registers
+                crate::jit::limit_reason(kernel, f.registers, f.max_threads)
             ));
             return Err(LAUNCH_OUT_OF_RESOURCES);
         }

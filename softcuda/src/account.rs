@@ -5,12 +5,19 @@
 //!   whatever the active mask) and thread-level (summed active lanes);
 //! - shared memory: for every warp-level request, the wavefronts the shared
 //!   pipeline needs, with 32 banks of 4 bytes: accesses of 4 bytes or less
-//!   form one phase of 32 lanes, 8-byte accesses two half-warp phases, and
-//!   16-byte accesses four quarter-warp phases; a phase costs the largest
-//!   number of distinct words any bank must deliver, and words already
-//!   delivered to an earlier phase of the request are free (broadcast);
+//!   form one phase of 32 lanes, 8-byte accesses two half-warp phases (words
+//!   already delivered to the first phase are free: broadcast); a phase
+//!   costs the largest number of distinct words any bank must deliver.
+//!   16-byte accesses run as two half-warp passes that share nothing, each
+//!   with an active lane costing at least one wavefront: a warp-wide
+//!   broadcast `LDS.128` costs 2 on sm_90, as Nsight Compute counts it (the
+//!   tiled kernel at N = 16,384: 8,454,144 here, 8,458,686 by ncu; the
+//!   triangle kernel's permuted 512-byte accesses, 4 each: 13,248,512 here,
+//!   13,237,088 by ncu; README, "Counters against Nsight Compute");
 //! - global memory: for every warp-level request, the distinct 32-byte
-//!   sectors its lanes touch (coalescing).
+//!   sectors its lanes touch (coalescing), loads apart (what ncu's
+//!   `l1tex__t_sectors_pipe_lsu_mem_global_op_ld` counts), stores, and
+//!   atomics and reductions (`..._op_atom` + `..._op_red`).
 //!
 //! On an SM, four schedulers issue one warp-instruction each per clock and
 //! the shared pipeline delivers one wavefront per clock, so a kernel's
@@ -36,6 +43,10 @@ pub struct Stats {
     pub global_requests: u64,
     /// 32-byte sectors those requests touch.
     pub global_sectors: u64,
+    /// Of the global requests, the loads.
+    pub global_load_requests: u64,
+    /// Sectors the loads touch (ncu: `l1tex__t_sectors_pipe_lsu_mem_global_op_ld`).
+    pub global_load_sectors: u64,
     /// Warp-level global atomics and reductions.
     pub global_atomic_requests: u64,
     /// Sectors the atomics touch.
@@ -59,6 +70,8 @@ impl Stats {
         self.shared_wavefronts += o.shared_wavefronts;
         self.global_requests += o.global_requests;
         self.global_sectors += o.global_sectors;
+        self.global_load_requests += o.global_load_requests;
+        self.global_load_sectors += o.global_load_sectors;
         self.global_atomic_requests += o.global_atomic_requests;
         self.global_atomic_sectors += o.global_atomic_sectors;
         self.barriers += o.barriers;
@@ -72,13 +85,15 @@ impl Stats {
         let mut s = String::new();
         let _ = write!(
             s,
-            "\"warp_instructions\":{},\"thread_instructions\":{},\"shared_requests\":{},\"shared_wavefronts\":{},\"global_requests\":{},\"global_sectors\":{},\"global_atomic_requests\":{},\"global_atomic_sectors\":{},\"barriers\":{},\"warp_barriers\":{},\"divergent_branches\":{},\"blocks\":{}",
+            "\"warp_instructions\":{},\"thread_instructions\":{},\"shared_requests\":{},\"shared_wavefronts\":{},\"global_requests\":{},\"global_sectors\":{},\"global_load_requests\":{},\"global_load_sectors\":{},\"global_atomic_requests\":{},\"global_atomic_sectors\":{},\"barriers\":{},\"warp_barriers\":{},\"divergent_branches\":{},\"blocks\":{}",
             self.warp_instructions,
             self.thread_instructions,
             self.shared_requests,
             self.shared_wavefronts,
             self.global_requests,
             self.global_sectors,
+            self.global_load_requests,
+            self.global_load_sectors,
             self.global_atomic_requests,
             self.global_atomic_sectors,
             self.barriers,
@@ -90,12 +105,57 @@ impl Stats {
     }
 }
 
+/// What a warp-level memory request does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// `ld`, `ldu`
+    Load,
+    /// `st`
+    Store,
+    /// `atom`, `red`
+    Atomic,
+}
+
+impl Stats {
+    /// Accounts one warp-level request: its shared-memory accesses
+    /// `(lane, byte offset)` and its global addresses, `bytes` each.
+    pub fn request(&mut self, shared: &[(u32, u64)], global: &[u64], bytes: u32, access: Access) {
+        if !shared.is_empty() {
+            self.shared_requests += 1;
+            self.shared_wavefronts += shared_wavefronts(shared, bytes);
+        }
+        if !global.is_empty() {
+            let sectors = global_sectors(global, bytes);
+            if access == Access::Atomic {
+                self.global_atomic_requests += 1;
+                self.global_atomic_sectors += sectors;
+            } else {
+                self.global_requests += 1;
+                self.global_sectors += sectors;
+                if access == Access::Load {
+                    self.global_load_requests += 1;
+                    self.global_load_sectors += sectors;
+                }
+            }
+        }
+    }
+}
+
 /// Shared-memory wavefronts of one warp-level request: `accesses` holds
 /// `(lane, byte offset)` of the active lanes, each accessing `bytes` bytes.
 pub fn shared_wavefronts(accesses: &[(u32, u64)], bytes: u32) -> u64 {
     let Some(&(_, first)) = accesses.first() else {
         return 0;
     };
+    if bytes > 8 {
+        // Two half-warp passes sharing nothing.
+        let (lo, hi): (Vec<_>, Vec<_>) = accesses.iter().partition(|&&(lane, _)| lane < 16);
+        return [lo, hi]
+            .iter()
+            .filter(|half| !half.is_empty())
+            .map(|half| phase_wavefronts(half, bytes))
+            .sum();
+    }
     // Every lane on the same bytes: one wavefront (a broadcast).
     if accesses.iter().all(|&(_, o)| o == first) {
         return 1;
@@ -133,6 +193,33 @@ pub fn shared_wavefronts(accesses: &[(u32, u64)], bytes: u32) -> u64 {
         .map(|banks| u64::from(*banks.iter().max().expect("32 banks")))
         .sum();
     total.max(1)
+}
+
+/// Wavefronts of one pass of a 16-byte request: the most distinct words
+/// any bank must deliver (at least one).
+fn phase_wavefronts(accesses: &[(u32, u64)], bytes: u32) -> u64 {
+    let words_per_access = bytes.div_ceil(4).clamp(1, 4) as u64;
+    let mut words = [0u64; 64];
+    let mut n = 0;
+    for &(_, off) in accesses {
+        for w in off / 4..off / 4 + words_per_access {
+            if n < words.len() {
+                words[n] = w;
+                n += 1;
+            }
+        }
+    }
+    let words = &mut words[..n];
+    words.sort_unstable();
+    let mut per_bank = [0u64; 32];
+    let mut prev = None;
+    for &w in words.iter() {
+        if prev != Some(w) {
+            per_bank[(w % 32) as usize] += 1;
+            prev = Some(w);
+        }
+    }
+    per_bank.iter().copied().max().unwrap_or(0).max(1)
 }
 
 /// Distinct 32-byte sectors touched by `addrs` (one per lane), each access
@@ -180,14 +267,38 @@ mod tests {
         assert_eq!(shared_wavefronts(&lanes(|_| 64), 4), 1);
         // 64-bit consecutive: two half-warp phases of 128 bytes.
         assert_eq!(shared_wavefronts(&lanes(|l| 8 * l as u64), 8), 2);
-        // 128-bit consecutive: four quarter-warp phases.
+        // 128-bit consecutive: 256 bytes per half-warp, 2 wavefronts each.
         assert_eq!(shared_wavefronts(&lanes(|l| 16 * l as u64), 16), 4);
-        // 128-bit, every lane the same body (the tiled kernel): one.
-        assert_eq!(shared_wavefronts(&lanes(|_| 256), 16), 1);
-        // 128-bit with stride 32 bytes: each quarter covers 256 bytes, 2 per bank.
+        // 128-bit, every lane the same body (the tiled kernel): one per
+        // half-warp, as ncu counts it on sm_90.
+        assert_eq!(shared_wavefronts(&lanes(|_| 256), 16), 2);
+        // ... and one if only one half-warp is active.
+        let lower: Vec<(u32, u64)> = (0..16).map(|l| (l, 256)).collect();
+        assert_eq!(shared_wavefronts(&lower, 16), 1);
+        // 128-bit, the triangle kernel's rotation (lane l reads slot
+        // (l + 5) mod 32 of 32 consecutive 16-byte slots): 4.
+        assert_eq!(
+            shared_wavefronts(&lanes(|l| 16 * ((l as u64 + 5) % 32)), 16),
+            4
+        );
+        // 128-bit with stride 32 bytes: 512 bytes per half, 4 per bank.
         assert_eq!(shared_wavefronts(&lanes(|l| 32 * l as u64), 16), 8);
         // A single lane.
         assert_eq!(shared_wavefronts(&[(3, 16)], 16), 1);
+    }
+
+    #[test]
+    fn loads_stores_and_atomics_are_counted_apart() {
+        let mut s = Stats::default();
+        let v4: Vec<u64> = (0..32).map(|l| 4096 + 16 * l).collect();
+        s.request(&[], &v4, 16, Access::Load);
+        s.request(&[], &v4[..8], 16, Access::Store);
+        s.request(&[], &[4096; 32], 4, Access::Atomic);
+        s.request(&lanes(|_| 256), &[], 16, Access::Load);
+        assert_eq!((s.global_requests, s.global_sectors), (2, 16 + 4));
+        assert_eq!((s.global_load_requests, s.global_load_sectors), (1, 16));
+        assert_eq!((s.global_atomic_requests, s.global_atomic_sectors), (1, 1));
+        assert_eq!((s.shared_requests, s.shared_wavefronts), (1, 2));
     }
 
     #[test]

@@ -149,6 +149,14 @@ impl Arch {
         ((self.registers / per_warp) * 32).min(1024)
     }
 
+    /// Blocks of `threads` threads, each using `registers` registers, whose
+    /// registers fit on one SM at once (warps allocated as in
+    /// [`Arch::max_threads_for_registers`]).
+    pub fn blocks_for_registers(&self, registers: u32, threads: u32) -> u32 {
+        let per_warp = registers.max(1).div_ceil(8) * 8 * 32;
+        (self.registers / per_warp) / threads.div_ceil(32).max(1)
+    }
+
     /// Modelled seconds of copying `bytes` between host and device (PCIe).
     pub fn model_copy_seconds(&self, bytes: u64) -> f64 {
         5e-6 + bytes as f64 / 20e9
@@ -170,6 +178,11 @@ mod tests {
             assert_eq!(arch.max_threads_for_registers(65), 896);
             assert_eq!(arch.max_threads_for_registers(128), 512);
             assert_eq!(arch.max_threads_for_registers(255), 256);
+            // The triangle kernel (65 registers on the H200) at block 256:
+            // 28 warps' registers fit, 3 blocks of 8 warps.
+            assert_eq!(arch.blocks_for_registers(65, 256), 3);
+            assert_eq!(arch.blocks_for_registers(32, 256), 8);
+            assert_eq!(arch.blocks_for_registers(40, 1024), 1);
         }
     }
 }

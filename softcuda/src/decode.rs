@@ -4,12 +4,14 @@
 //! lays them out, and every opcode checked. An opcode or modifier the
 //! interpreter does not implement is an error naming it and its line, so a
 //! kernel never runs with an instruction silently skipped.
+//! (Over 600 lines: every opcode family shares the `Decoder` state; one file keeps it private.)
 
 use std::collections::HashMap;
 use std::fmt;
 
 use crate::cfg;
 use crate::ir::*;
+use crate::mufu;
 use crate::parse::{self, Body, Imm, Operand};
 
 /// A decode error: the PTX line and what is wrong or unsupported there.
@@ -69,6 +71,14 @@ pub struct Kernel {
     pub local_bytes: u32,
     /// `.maxntid` / `.reqntid` product, if given.
     pub max_threads: Option<u32>,
+    /// `.reqntid`: the exact block shape every launch must have.
+    pub reqntid: Option<[u32; 3]>,
+    /// Registers per thread the JIT gives the entry
+    /// (`CU_FUNC_ATTRIBUTE_NUM_REGS`): measured on an H200, or estimated
+    /// ([`crate::regalloc`]).
+    pub registers: u32,
+    /// Whether [`Kernel::registers`] is the H200's measured count.
+    pub registers_measured: bool,
     /// Line of the `.entry`.
     pub line: u32,
     pub(crate) insts: Vec<Inst>,
@@ -101,6 +111,17 @@ impl Kernel {
     /// The opcode text of instruction `pc`.
     pub fn opcode_of(&self, pc: u32) -> &str {
         self.opcodes.get(pc as usize).map_or("?", |s| s)
+    }
+
+    /// A launch block other than the entry's `.reqntid`, as an error message.
+    pub fn check_reqntid(&self, block: [u32; 3]) -> Result<(), String> {
+        match self.reqntid {
+            Some(req) if req != block => Err(format!(
+                "{}: block {block:?}, the entry's .reqntid requires exactly {req:?}",
+                self.name
+            )),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -149,6 +170,7 @@ struct Decoder<'a> {
     labels: HashMap<String, u32>,
     line: u32,
     opcode: String,
+    mufu: mufu::Model,
 }
 
 fn align_up(v: u32, a: u32) -> u32 {
@@ -219,6 +241,10 @@ fn special(name: &str) -> Option<(Special, bool)> {
 }
 
 type R<T> = Result<T, DecodeError>;
+
+/// Why an approximate instruction other than the two captured ones is
+/// refused under the default [`mufu::Model::Sm90`].
+const NOT_CAPTURED: &str = "an approximate instruction whose sm_90 bits are not captured (only rsqrt.approx.ftz.f32 and rcp.approx.ftz.f32 are: softcuda/src/mufu.rs); refused rather than computed correctly rounded, which no GPU does. Capture it with scripts/gpu/capture_mufu.py, or run with SOFTCUDA_MUFU=ieee (every approximate instruction correctly rounded)";
 
 impl Decoder<'_> {
     fn fail<T>(&self, message: impl Into<String>) -> R<T> {
@@ -741,6 +767,9 @@ impl Decoder<'_> {
                     "copysign" => F64::Copysign,
                     _ => return self.fail("unsupported f64 operation"),
                 };
+                if has("approx") && self.mufu == mufu::Model::Sm90 {
+                    return self.fail(NOT_CAPTURED);
+                }
                 if matches!(
                     k,
                     F64::Add | F64::Sub | F64::Mul | F64::Fma | F64::Div | F64::Sqrt | F64::Rcp
@@ -770,6 +799,12 @@ impl Decoder<'_> {
                 "tanh" => F32::Tanh,
                 "copysign" => F32::Copysign,
                 _ => return self.fail("unsupported f32 operation"),
+            };
+            let k = match (self.mufu, has("approx") || has("full"), k) {
+                (mufu::Model::Sm90, true, F32::Rsqrt) if has("ftz") => F32::MufuRsqrt,
+                (mufu::Model::Sm90, true, F32::Rcp) if has("ftz") => F32::MufuRcp,
+                (mufu::Model::Sm90, true, _) => return self.fail(NOT_CAPTURED),
+                (_, _, k) => k,
             };
             if matches!(k, F32::Fma | F32::Div | F32::Sqrt | F32::Rcp)
                 && !matches!(rnd, Rnd::None | Rnd::Rn)
@@ -1449,9 +1484,20 @@ impl Decoder<'_> {
     }
 }
 
-/// Decodes entry `f` of module `m`.
+/// Decodes entry `f` of module `m` with the hardware's approximate
+/// instructions ([`mufu::Model::Sm90`]).
 pub fn decode_entry(m: &parse::Module, f: &parse::Function) -> Result<Kernel, DecodeError> {
+    decode_entry_with(m, f, mufu::Model::Sm90)
+}
+
+/// Decodes entry `f` of module `m`, approximate instructions as `mufu` says.
+pub fn decode_entry_with(
+    m: &parse::Module,
+    f: &parse::Function,
+    mufu: mufu::Model,
+) -> Result<Kernel, DecodeError> {
     let mut d = Decoder {
+        mufu,
         kernel: &f.name,
         scopes: vec![Scope::default()],
         counts: [0; 3],
@@ -1590,6 +1636,7 @@ pub fn decode_entry(m: &parse::Module, f: &parse::Function) -> Result<Kernel, De
         }
     }
     let reconverge = cfg::reconvergence_points(&insts);
+    let (registers, source) = crate::regalloc::registers(f);
     Ok(Kernel {
         name: f.name.clone(),
         params,
@@ -1598,6 +1645,9 @@ pub fn decode_entry(m: &parse::Module, f: &parse::Function) -> Result<Kernel, De
         dynamic_shared_offset,
         local_bytes: local_end,
         max_threads: f.max_threads,
+        reqntid: f.reqntid,
+        registers,
+        registers_measured: source == crate::regalloc::Source::Measured,
         line: f.line,
         insts,
         opcodes,

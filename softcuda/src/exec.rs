@@ -8,11 +8,12 @@
 //! Registers live per warp in lane-major arrays (`reg * 32 + lane`), so one
 //! decoded instruction is applied to 32 lanes in a tight loop.
 
-use crate::account::{self, Stats};
+use crate::account::{Access, Stats};
 use crate::decode::Kernel;
 use crate::fmath;
 use crate::ir::*;
 use crate::memory::{GlobalMemory, LOCAL_WINDOW, SHARED_WINDOW};
+use crate::mufu;
 use crate::race::{Cell, Conflict, Kind, Layout, Stamp};
 
 const FULL: u32 = u32::MAX;
@@ -359,13 +360,17 @@ fn fma_lanes(a: &[u32; 32], b: &[u32; 32], c: &[u32; 32]) -> [u32; 32] {
             return unsafe { fma_lanes_avx2(a, b, c) };
         }
     }
-    map3(a, b, c, |x, y, z| f(x).mul_add(f(y), f(z)).to_bits())
+    map3(a, b, c, |x, y, z| {
+        fmath::canonical(f(x).mul_add(f(y), f(z))).to_bits()
+    })
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 fn fma_lanes_avx2(a: &[u32; 32], b: &[u32; 32], c: &[u32; 32]) -> [u32; 32] {
-    map3(a, b, c, |x, y, z| f(x).mul_add(f(y), f(z)).to_bits())
+    map3(a, b, c, |x, y, z| {
+        fmath::canonical(f(x).mul_add(f(y), f(z))).to_bits()
+    })
 }
 
 #[inline(always)]
@@ -574,7 +579,7 @@ fn sat01(x: f32) -> f32 {
 #[inline(always)]
 fn f32_op(k: F32, rnd: Rnd, a: f32, b: f32, c: f32) -> f32 {
     let directed = matches!(rnd, Rnd::Rz | Rnd::Rm | Rnd::Rp);
-    match k {
+    let r = match k {
         F32::Add if directed => fmath::add_directed(a, b, rnd),
         F32::Sub if directed => fmath::add_directed(a, -b, rnd),
         F32::Mul if directed => fmath::mul_directed(a, b, rnd),
@@ -589,6 +594,8 @@ fn f32_op(k: F32, rnd: Rnd, a: f32, b: f32, c: f32) -> f32 {
         F32::Abs => a.abs(),
         F32::Sqrt => a.sqrt(),
         F32::Rsqrt => fmath::rsqrt_f32(a),
+        F32::MufuRsqrt => mufu::rsqrt(a),
+        F32::MufuRcp => mufu::rcp(a),
         F32::Rcp => 1.0 / a,
         F32::Ex2 => (a as f64).exp2() as f32,
         F32::Lg2 => (a as f64).log2() as f32,
@@ -596,6 +603,13 @@ fn f32_op(k: F32, rnd: Rnd, a: f32, b: f32, c: f32) -> f32 {
         F32::Cos => (a as f64).cos() as f32,
         F32::Tanh => (a as f64).tanh() as f32,
         F32::Copysign => b.copysign(a),
+    };
+    // sm_90 returns 0x7fffffff for every NaN an f32 operation produces; the
+    // sign operations stay bit operations (PTX leaves their NaN unspecified).
+    if matches!(k, F32::Neg | F32::Abs | F32::Copysign) {
+        r
+    } else {
+        fmath::canonical(r)
     }
 }
 
@@ -861,30 +875,6 @@ fn extend(v: u64, size: u8, sext: bool) -> u64 {
     (((v << sh) as i64) >> sh) as u64
 }
 
-/// Accounting of one warp-level memory request.
-fn account_request(
-    stats: &mut Stats,
-    shared: &[(u32, u64)],
-    global: &[u64],
-    bytes: u32,
-    atomic: bool,
-) {
-    if !shared.is_empty() {
-        stats.shared_requests += 1;
-        stats.shared_wavefronts += account::shared_wavefronts(shared, bytes);
-    }
-    if !global.is_empty() {
-        let sectors = account::global_sectors(global, bytes);
-        if atomic {
-            stats.global_atomic_requests += 1;
-            stats.global_atomic_sectors += sectors;
-        } else {
-            stats.global_requests += 1;
-            stats.global_sectors += sectors;
-        }
-    }
-}
-
 fn lanes(mut m: u32) -> impl Iterator<Item = usize> {
     std::iter::from_fn(move || {
         if m == 0 {
@@ -963,7 +953,8 @@ fn exec_ld(
                     ns += 1;
                 }
             }
-            account_request(env.stats, &shared_acc[..ns], &global_acc[..ng], len, false);
+            env.stats
+                .request(&shared_acc[..ns], &global_acc[..ng], len, Access::Load);
             return Ok(());
         }
     }
@@ -993,7 +984,8 @@ fn exec_ld(
             _ => {}
         }
     }
-    account_request(env.stats, &shared_acc[..ns], &global_acc[..ng], len, false);
+    env.stats
+        .request(&shared_acc[..ns], &global_acc[..ng], len, Access::Load);
     Ok(())
 }
 
@@ -1042,7 +1034,8 @@ fn exec_st(
             Loc::Local(_) => {}
         }
     }
-    account_request(env.stats, &shared_acc[..ns], &global_acc[..ng], len, false);
+    env.stats
+        .request(&shared_acc[..ns], &global_acc[..ng], len, Access::Store);
     Ok(())
 }
 
@@ -1050,7 +1043,9 @@ fn atom_apply(op: AtomOp, ty: AtomTy, old: u64, b: u64, c: u64) -> u64 {
     match ty {
         AtomTy::F32 => {
             // atom/red.add.f32: round to nearest, subnormals flushed.
-            let r = fmath::ftz32(fmath::ftz32(f(old as u32)) + fmath::ftz32(f(b as u32)));
+            let r = fmath::canonical(fmath::ftz32(
+                fmath::ftz32(f(old as u32)) + fmath::ftz32(f(b as u32)),
+            ));
             r.to_bits() as u64
         }
         AtomTy::F64 => (d(old) + d(b)).to_bits(),
@@ -1158,7 +1153,8 @@ fn exec_atom(
             Loc::Local(_) => {}
         }
     }
-    account_request(env.stats, &shared_acc[..ns], &global_acc[..ng], len, true);
+    env.stats
+        .request(&shared_acc[..ns], &global_acc[..ng], len, Access::Atomic);
     Ok(())
 }
 
@@ -1406,9 +1402,15 @@ fn exec_op(
                         let (bv, cv) = (warp.get32(b, c), warp.get32(cc, c));
                         fma_lanes(&av, &bv, &cv)
                     }
-                    F32::Mul => map2(&av, &warp.get32(b, c), |x, y| (f(x) * f(y)).to_bits()),
-                    F32::Add => map2(&av, &warp.get32(b, c), |x, y| (f(x) + f(y)).to_bits()),
-                    F32::Sub => map2(&av, &warp.get32(b, c), |x, y| (f(x) - f(y)).to_bits()),
+                    F32::Mul => map2(&av, &warp.get32(b, c), |x, y| {
+                        fmath::canonical(f(x) * f(y)).to_bits()
+                    }),
+                    F32::Add => map2(&av, &warp.get32(b, c), |x, y| {
+                        fmath::canonical(f(x) + f(y)).to_bits()
+                    }),
+                    F32::Sub => map2(&av, &warp.get32(b, c), |x, y| {
+                        fmath::canonical(f(x) - f(y)).to_bits()
+                    }),
                     _ => {
                         let (bv, cv) = (warp.get32(b, c), warp.get32(cc, c));
                         map3(&av, &bv, &cv, |x, y, z| {

@@ -1,18 +1,36 @@
-//! Floating-point semantics of PTX, bit-exact where PTX defines the result:
-//! IEEE round-to-nearest arithmetic is the host's; directed rounding,
-//! flush-to-zero, PTX `min`/`max`, conversions with saturation, and the
-//! approximate instructions are here.
+//! Floating-point semantics of PTX as sm_90 executes it: IEEE
+//! round-to-nearest arithmetic is the host's, with every NaN result made the
+//! canonical `0x7fffffff` (the hardware's); directed rounding, flush-to-zero,
+//! PTX `min`/`max`, conversions with saturation here; the approximate
+//! instructions the shipped PTX uses (`rsqrt.approx.ftz.f32`,
+//! `rcp.approx.ftz.f32`) return the H200's bits ([`crate::mufu`]).
 //!
-//! `rsqrt.approx.ftz.f32` has a relative error below 2^-22 on hardware, and
-//! its exact result is not specified; the interpreter returns the correctly
-//! rounded `1/sqrt(x)` (with inputs flushed to zero), so a test tolerance
-//! derived from f32 rounding plus 2^-22 per rsqrt covers both. Likewise
-//! `rcp.approx`, `div.approx`/`div.full`, `sqrt.approx` are computed exactly
-//! rounded, and `ex2`/`lg2`/`sin`/`cos`/`tanh.approx` through `f64`.
+//! [`rsqrt_f32`] (correctly rounded `1/sqrt(x)`) and the other approximate
+//! instructions computed exactly rounded or through `f64` serve only
+//! `SOFTCUDA_MUFU=ieee` ([`crate::mufu`]'s module docs): under the default
+//! model the decoder refuses approximate instructions whose hardware bits are
+//! not captured.
+//! (Over 600 lines: PTX float semantics and their unit tests in one place.)
 
 use std::cmp::Ordering;
 
 use crate::ir::{NumTy, Rnd};
+
+/// The NaN sm_90 produces for any f32 operation with a NaN result
+/// (`0 * inf`, `inf - inf`, `sqrt(-1)`, a NaN operand, ...): `0x7fffffff`,
+/// whatever the operands' payloads (CUDA C++ Programming Guide, "Floating-point
+/// standard": "the result of a single-precision floating-point operation
+/// involving one or more input NaNs is the quiet NaN of bit pattern
+/// 0x7fffffff"; the H200 returned it for `0 * inf`, `inf - inf` and
+/// `fma(0, inf, 0)`, issue 24).
+#[inline(always)]
+pub fn canonical(x: f32) -> f32 {
+    if x.is_nan() {
+        f32::from_bits(crate::mufu::CANONICAL_NAN)
+    } else {
+        x
+    }
+}
 
 /// Subnormal to sign-preserving zero.
 #[inline(always)]
@@ -208,9 +226,10 @@ fn cmp_square_times(m: f64, x: f32) -> Ordering {
     }
 }
 
-/// `rsqrt.approx.ftz.f32` as the correctly rounded `1/sqrt(x)` with inputs
-/// flushed to zero: `+0 -> +inf`, `-0 -> -inf`, negative -> NaN,
-/// `+inf -> +0`.
+/// The correctly rounded `1/sqrt(x)` with inputs flushed to zero: `+0 ->
+/// +inf`, `-0 -> -inf`, negative -> NaN, `+inf -> +0`. What
+/// `rsqrt.approx.ftz.f32` computes under `SOFTCUDA_MUFU=ieee` (the hardware's
+/// bits are [`crate::mufu::rsqrt`]).
 pub fn rsqrt_f32(x: f32) -> f32 {
     let x = ftz32(x);
     if x.is_nan() || x < 0.0 {
@@ -253,7 +272,8 @@ pub fn rsqrt_f32(x: f32) -> f32 {
     r
 }
 
-/// `rcp.approx.ftz.f32` / `rcp.rn.f32`: correctly rounded `1/x`.
+/// Correctly rounded `1/x` (`rcp.rn.f32`; `rcp.approx.ftz.f32` only under
+/// `SOFTCUDA_MUFU=ieee`).
 pub fn rcp_f32(x: f32, ftz: bool) -> f32 {
     let x = if ftz { ftz32(x) } else { x };
     let r = 1.0 / x;

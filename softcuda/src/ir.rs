@@ -7,6 +7,7 @@
 //! [`decode`](crate::decode) producing one of these variants (most new
 //! arithmetic is one more [`I32`]/[`F32`]... kind) and one arm in
 //! [`exec`](crate::exec).
+//! (Over 600 lines: one instruction set, one file; its enums reference each other.)
 
 /// A register index within its bank.
 pub type Reg = u32;
@@ -286,7 +287,8 @@ pub enum F32 {
     Mul,
     /// `fma` / `mad` (a * b + c, one rounding)
     Fma,
-    /// `div.rn`, and `div.approx`/`div.full` (computed exactly rounded)
+    /// `div.rn`, and `div.approx`/`div.full` under `SOFTCUDA_MUFU=ieee`
+    /// (computed exactly rounded)
     Div,
     /// `min` (NaN-ignoring, as PTX)
     Min,
@@ -296,13 +298,17 @@ pub enum F32 {
     Neg,
     /// `abs`
     Abs,
-    /// `sqrt.rn` / `sqrt.approx`
+    /// `sqrt.rn` (and `sqrt.approx` under `SOFTCUDA_MUFU=ieee`)
     Sqrt,
-    /// `rsqrt.approx`: correctly rounded 1/sqrt (the hardware's relative
-    /// error is below 2^-22; see [`crate::fmath::rsqrt_f32`])
+    /// `rsqrt.approx` as the correctly rounded 1/sqrt
+    /// ([`crate::fmath::rsqrt_f32`]; `SOFTCUDA_MUFU=ieee` only)
     Rsqrt,
-    /// `rcp.rn` / `rcp.approx`
+    /// `rsqrt.approx.ftz.f32` as sm_90 computes it ([`crate::mufu::rsqrt`])
+    MufuRsqrt,
+    /// `rcp.rn` (and `rcp.approx` under `SOFTCUDA_MUFU=ieee`): correctly rounded
     Rcp,
+    /// `rcp.approx.ftz.f32` as sm_90 computes it ([`crate::mufu::rcp`])
+    MufuRcp,
     /// `ex2.approx`
     Ex2,
     /// `lg2.approx`
@@ -340,7 +346,7 @@ pub enum F64 {
     Abs,
     /// `sqrt`
     Sqrt,
-    /// `rsqrt.approx.f64` (correctly rounded)
+    /// `rsqrt.approx.f64` (correctly rounded; `SOFTCUDA_MUFU=ieee` only)
     Rsqrt,
     /// `rcp`
     Rcp,

@@ -23,7 +23,10 @@
 //! | [`memory`] | global memory, address windows |
 //! | [`race`] | the race detector's shadow cells |
 //! | [`account`] | per-launch counts |
-//! | [`fmath`] | PTX floating-point semantics (rounding, FTZ, rsqrt) |
+//! | [`fmath`] | PTX floating-point semantics (rounding, FTZ, canonical NaN) |
+//! | [`mufu`] | sm_90's `rsqrt.approx`/`rcp.approx` bits (captured tables) |
+//! | [`jit`] | what the driver's JIT refuses (versions, targets), load options |
+//! | [`regalloc`] | registers per entry: measured on an H200, or estimated |
 //! | [`arch`] | the modelled sm_70/80/90 devices and the time model |
 //!
 //! The [`Device`] here is single-threaded and synchronous; the
@@ -76,9 +79,12 @@ pub mod decode;
 pub mod exec;
 pub mod fmath;
 pub mod ir;
+pub mod jit;
 pub mod memory;
+pub mod mufu;
 pub mod parse;
 pub mod race;
+pub mod regalloc;
 
 use std::fmt;
 
@@ -110,6 +116,8 @@ pub enum ModuleError {
     Parse(ParseError),
     /// An entry uses something the interpreter does not implement.
     Decode(DecodeError),
+    /// The driver's JIT would refuse it for the device ([`jit::check`]).
+    Incompatible(jit::Incompatible),
 }
 
 impl fmt::Display for ModuleError {
@@ -117,6 +125,7 @@ impl fmt::Display for ModuleError {
         match self {
             ModuleError::Parse(e) => e.fmt(f),
             ModuleError::Decode(e) => e.fmt(f),
+            ModuleError::Incompatible(e) => e.fmt(f),
         }
     }
 }
@@ -124,18 +133,11 @@ impl fmt::Display for ModuleError {
 impl std::error::Error for ModuleError {}
 
 impl Module {
-    /// Parses and decodes every entry point of `text`.
+    /// Parses and decodes every entry point of `text`, with sm_90's
+    /// approximate instructions and no device compatibility checks (see
+    /// [`Module::from_ptx_with`]).
     pub fn from_ptx(text: &str) -> Result<Module, ModuleError> {
-        let m = parse::parse(text).map_err(ModuleError::Parse)?;
-        let mut kernels = Vec::new();
-        for f in m.functions.iter().filter(|f| f.is_entry) {
-            kernels.push(decode::decode_entry(&m, f).map_err(ModuleError::Decode)?);
-        }
-        Ok(Module {
-            target: m.target,
-            version: m.version,
-            kernels,
-        })
+        Module::from_ptx_with(text, &jit::JitOptions::default())
     }
 
     /// The entry point `name`.
@@ -376,6 +378,7 @@ impl Device {
                 kernel.name, cfg.grid
             )));
         }
+        kernel.check_reqntid(cfg.block).map_err(invalid)?;
         if let Some(max) = kernel.max_threads
             && threads > max as u64
         {

@@ -110,7 +110,10 @@ fn arithmetic_conversion_and_bit_operations() {
         for i in 0..96u32 {
             let o = |k: u32| out[(i * S + k) as usize];
             let f = i as f32 + 0.5;
-            assert_eq!(o(0), (1.0 / f).to_bits(), "rcp {i}");
+            // rcp.approx.ftz.f32: the H200's bits (the tables themselves are
+            // checked in tests/mufu.rs), within an ulp of 1/f.
+            assert_eq!(o(0), softcuda::mufu::rcp(f).to_bits(), "rcp {i}");
+            assert!(o(0).abs_diff((1.0 / f).to_bits()) <= 1, "rcp {i}");
             assert_eq!(o(1), (3.0 / f).to_bits(), "div {i}");
             assert_eq!(o(2), f.sqrt().to_bits(), "sqrt {i}");
             assert_eq!(o(3) as i32, f.round_ties_even() as i32, "cvt.rni {i}");
@@ -144,6 +147,60 @@ fn arithmetic_conversion_and_bit_operations() {
         }
     }
     let _ = n;
+}
+
+/// Every f32 operation whose result is NaN gives sm_90's canonical NaN
+/// `0x7fffffff`, whatever the operands' payloads (0 * inf, inf - inf,
+/// fma(0, inf, 0), sqrt(-1), 0 / 0, NaN operands with payloads, min of two
+/// NaNs, the MUFU instructions, the f32 atomic add), in the vectorised
+/// (`.rn`) and the flush-to-zero paths alike; neg/abs stay sign-bit
+/// operations (PTX leaves their NaN unspecified). Before the fix the host's
+/// NaNs came through: 0xffc00000 for 0 * inf, the payload for a NaN operand.
+#[test]
+fn every_f32_nan_is_the_canonical_nan() {
+    // 0fFFC01234: a negative NaN with a payload; 0f7FA00001: a signalling NaN.
+    let cases: [(&str, u32); 15] = [
+        ("mul.rn.f32 %f1, 0f00000000, 0f7F800000;", 0x7fff_ffff),
+        ("mul.ftz.f32 %f1, 0f00000000, 0f7F800000;", 0x7fff_ffff),
+        ("sub.rn.f32 %f1, 0f7F800000, 0f7F800000;", 0x7fff_ffff),
+        ("add.ftz.f32 %f1, 0f7F800000, 0fFF800000;", 0x7fff_ffff),
+        (
+            "fma.rn.f32 %f1, 0f00000000, 0f7F800000, 0f00000000;",
+            0x7fff_ffff,
+        ),
+        ("sqrt.rn.f32 %f1, 0fBF800000;", 0x7fff_ffff),
+        ("div.rn.f32 %f1, 0f00000000, 0f00000000;", 0x7fff_ffff),
+        ("add.rn.f32 %f1, 0fFFC01234, 0f3F800000;", 0x7fff_ffff),
+        ("mul.rn.f32 %f1, 0f7FA00001, 0f3F800000;", 0x7fff_ffff),
+        ("min.f32 %f1, 0fFFC01234, 0f7FC00001;", 0x7fff_ffff),
+        ("rcp.rn.f32 %f1, 0fFFC01234;", 0x7fff_ffff),
+        ("rsqrt.approx.ftz.f32 %f1, 0fFFC01234;", 0x7fff_ffff),
+        ("rcp.approx.ftz.f32 %f1, 0fFFC01234;", 0x7fff_ffff),
+        ("rsqrt.approx.ftz.f32 %f1, 0fBF800000;", 0x7fff_ffff),
+        ("neg.f32 %f1, 0f7FFFFFFF;", 0xffff_ffff),
+    ];
+    let mut body = String::new();
+    for (k, (inst, _)) in cases.iter().enumerate() {
+        body += &format!(
+            "	{inst}
+"
+        );
+        body += &store("%f1", k as u32, 16);
+    }
+    // atom.add.f32 of +inf and -inf in global memory: slot 15.
+    body += "	mul.wide.u32 %rd30, %r5, 64;
+	add.s64 %rd31, %rd1, %rd30;
+	st.global.b32 [%rd31+60], 0f7F800000;
+	atom.global.add.f32 %f2, [%rd31+60], 0fFF800000;
+";
+    for out in run(&kernel(&body, ""), 1, 32, 0, 32 * 16) {
+        for t in 0..32usize {
+            for (k, (inst, want)) in cases.iter().enumerate() {
+                assert_eq!(out[t * 16 + k], *want, "{inst} (thread {t})");
+            }
+            assert_eq!(out[t * 16 + 15], 0x7fff_ffff, "atom.add.f32 inf + -inf");
+        }
+    }
 }
 
 #[test]

@@ -6,8 +6,9 @@
 //! ```text
 //! softcuda-stats PTX_FILE --kernel nbody_tiled_accel --n 4096 --block 256 [--arch sm_90]
 //!                [--schedule deterministic|adversarial] [--seed S] [--races off|shared|all]
-//!                [--eps 0.1] [--json]
+//!                [--eps 0.1] [--mufu sm90|ieee] [--json]
 //! softcuda-stats PTX_FILE --table --n 4096 --block 256     # the force kernels as a markdown table
+//! softcuda-stats PTX_FILE --registers    # registers per entry: measured (H200 JIT) or estimated
 //! ```
 //!
 //! Interactions are `N (N - 1)` for every force kernel (the triangle
@@ -27,6 +28,8 @@ struct Args {
     ptx: String,
     kernel: Option<String>,
     table: bool,
+    registers: bool,
+    mufu: softcuda::mufu::Model,
     n: u32,
     block: u32,
     arch: Arch,
@@ -37,7 +40,7 @@ struct Args {
 }
 
 fn usage() -> String {
-    "usage: softcuda-stats PTX_FILE (--kernel NAME | --table) [--n N] [--block B] [--arch sm_70|sm_80|sm_90] [--schedule deterministic|adversarial] [--seed S] [--races off|shared|all] [--eps E] [--json]".to_owned()
+    "usage: softcuda-stats PTX_FILE (--kernel NAME | --table | --registers) [--n N] [--block B] [--arch sm_70|sm_80|sm_90] [--schedule deterministic|adversarial] [--seed S] [--races off|shared|all] [--eps E] [--mufu sm90|ieee] [--json]".to_owned()
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -46,6 +49,8 @@ fn parse_args() -> Result<Args, String> {
         ptx: String::new(),
         kernel: None,
         table: false,
+        registers: false,
+        mufu: softcuda::mufu::Model::Sm90,
         n: 4096,
         block: 256,
         arch: softcuda::arch::SM90,
@@ -61,6 +66,12 @@ fn parse_args() -> Result<Args, String> {
         match arg.as_str() {
             "--kernel" => a.kernel = Some(val("--kernel")?),
             "--table" => a.table = true,
+            "--registers" => a.registers = true,
+            "--mufu" => {
+                let v = val("--mufu")?;
+                a.mufu = softcuda::mufu::Model::by_name(&v)
+                    .ok_or_else(|| format!("--mufu {v}: use sm90 or ieee"))?;
+            }
             "--n" => a.n = val("--n")?.parse().map_err(|e| format!("--n: {e}"))?,
             "--block" => {
                 a.block = val("--block")?
@@ -95,7 +106,7 @@ fn parse_args() -> Result<Args, String> {
     if adversarial {
         a.schedule = Schedule::Adversarial { seed };
     }
-    if a.ptx.is_empty() || (a.kernel.is_none() && !a.table) {
+    if a.ptx.is_empty() || (a.kernel.is_none() && !a.table && !a.registers) {
         return Err(usage());
     }
     Ok(a)
@@ -250,7 +261,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let m = match Module::from_ptx(&text) {
+    if a.registers {
+        return registers(&text);
+    }
+    let opts = softcuda::jit::JitOptions {
+        device: Some(a.arch),
+        mufu: a.mufu,
+    };
+    let m = match Module::from_ptx_with(&text, &opts) {
         Ok(m) => m,
         Err(e) => {
             eprintln!("error: {e}");
@@ -366,6 +384,35 @@ fn main() -> ExitCode {
                 s.warp_instructions as f64 / r.seconds / 1e6
             );
         }
+    }
+    ExitCode::SUCCESS
+}
+
+/// `--registers`: each entry's registers per thread as the software device's
+/// JIT reports them, where they come from, the estimate, and the
+/// fingerprint (the columns of `softcuda/data/sm90_jit_registers.tsv`).
+fn registers(text: &str) -> ExitCode {
+    let m = match softcuda::parse::parse(text) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    println!("# entry\tregisters\tsource\testimate\tfingerprint\tmax threads per block (sm_90)");
+    for f in m.functions.iter().filter(|f| f.is_entry) {
+        let (r, src) = softcuda::regalloc::registers(f);
+        println!(
+            "{}\t{r}\t{}\t{}\t{:#018x}\t{}",
+            f.name,
+            match src {
+                softcuda::regalloc::Source::Measured => "measured",
+                softcuda::regalloc::Source::Estimated => "estimated",
+            },
+            softcuda::regalloc::estimate(f),
+            f.fingerprint,
+            softcuda::arch::SM90.max_threads_for_registers(r)
+        );
     }
     ExitCode::SUCCESS
 }

@@ -7,7 +7,10 @@ use std::collections::BTreeMap;
 
 use gpu_kernels::entry::{Arg, Launch};
 use gpu_kernels::shape::LaunchShape;
-use softcuda::{Device, LaunchConfig, LaunchOptions, Module, RaceCheck, Schedule, Stats, arch};
+use softcuda::jit::JitOptions;
+use softcuda::{
+    Device, LaunchConfig, LaunchOptions, Module, RaceCheck, Schedule, Stats, arch, mufu,
+};
 
 use super::{MdBuf, MdDevice};
 use crate::error::{Error, Result};
@@ -27,11 +30,23 @@ fn soft(e: impl std::fmt::Display) -> Error {
 }
 
 impl SoftMd {
-    /// A fresh device with the committed PTX loaded.
+    /// A fresh device with the committed PTX loaded, computing
+    /// `rcp.approx.ftz` as an H200 does.
     pub(crate) fn new(schedule: Schedule) -> SoftMd {
+        SoftMd::with_mufu(schedule, mufu::Model::Sm90)
+    }
+
+    /// A fresh device whose approximate instructions follow `mufu`
+    /// ([`mufu::Model::CorrectlyRounded`]: what the kernels' Rust source
+    /// computes on the host, so the emulator's bits).
+    pub(crate) fn with_mufu(schedule: Schedule, mufu: mufu::Model) -> SoftMd {
+        let opts = JitOptions {
+            device: Some(arch::SM90),
+            mufu,
+        };
         SoftMd {
             device: Device::new(arch::SM90, 1 << 30),
-            module: Module::from_ptx(crate::PTX).expect("the committed PTX loads"),
+            module: Module::from_ptx_with(crate::PTX, &opts).expect("the committed PTX loads"),
             buffers: BTreeMap::new(),
             options: LaunchOptions {
                 schedule,

@@ -6,8 +6,9 @@
 //! # Tolerances (derived, u = 2^-24)
 //! Force on body i, component k: each pair term is computed from f32
 //! positions: `d` (1 rounding), `r^2` (3), `1 / r^2` (the hardware's
-//! `rcp.approx.ftz` is within 1 ulp = 2u; the emulator and softcuda round
-//! exactly), `r^-6` and `r^-8` (up to 7 factors of `1 / r^2`, each carrying
+//! `rcp.approx.ftz` is within 1 ulp = 2u, and so are softcuda's tables of
+//! the H200's; the emulator rounds exactly, as softcuda does with
+//! `mufu::Model::CorrectlyRounded`), `r^-6` and `r^-8` (up to 7 factors of `1 / r^2`, each carrying
 //! the 5u of `r^2` and `rcp`, plus 4 products), the FMA for `1 - 2 s6 r^-6`
 //! and the final `c6 / m` scaling (3): under `E = 64 u` relative to the
 //! pair's magnitude `fs |d_k|` with `fs = 24 eps r^-2 (2 (s/r)^12 + (s/r)^6)`
