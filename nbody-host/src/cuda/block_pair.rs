@@ -27,9 +27,9 @@ use cust::stream::{Stream, StreamFlags};
 use cust::sys;
 use gpu_kernels::Vec4;
 
-use super::engine::during;
 use super::launch::{Current, enqueue, load_kernels, open};
 use super::limits::{configure_launches, shared_opt_in_bytes};
+use super::status::during;
 use crate::block_pair::{BlockForces, check_block, check_len};
 use crate::config::Params;
 use crate::engine::BackendKind;

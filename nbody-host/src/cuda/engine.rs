@@ -19,7 +19,6 @@
 use std::mem::ManuallyDrop;
 
 use cust::context::Context;
-use cust::error::CudaError;
 use cust::event::{Event, EventFlags};
 use cust::memory::{AsyncCopyDestination, CopyDestination, DeviceBuffer};
 use cust::module::Module;
@@ -32,32 +31,13 @@ use gpu_kernels::integrate::ALL_FINITE;
 use super::budget::device_bytes;
 use super::launch::{Current, enqueue, load_kernels, open};
 use super::limits::{configure_functions, shared_opt_in_bytes};
+use super::status::{driver, during};
 use crate::config::Params;
 use crate::engine::{BackendKind, Divergence, Engine};
 use crate::error::{Error, Result};
 use crate::plan::run::{PlanDevice, execute_all, run_steps};
 use crate::plan::{Buf, Op, Plan};
 use crate::state::{Bodies, Energy};
-
-/// Maps a driver error to [`Error::Cuda`], naming what was being done.
-pub(super) fn during(what: &'static str) -> impl Fn(CudaError) -> Error {
-    move |e| Error::Cuda {
-        during: what.to_owned(),
-        message: e.to_string(),
-    }
-}
-
-/// A raw driver call's status as an [`Error::Cuda`].
-pub(super) fn driver(status: sys::CUresult, what: &'static str) -> Result<()> {
-    if status == sys::CUresult::CUDA_SUCCESS {
-        Ok(())
-    } else {
-        Err(Error::Cuda {
-            during: what.to_owned(),
-            message: format!("{status:?}"),
-        })
-    }
-}
 
 fn flatten(v: &[Vec4]) -> Vec<f32> {
     v.iter().flat_map(|p| [p.x, p.y, p.z, p.w]).collect()

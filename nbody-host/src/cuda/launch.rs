@@ -8,19 +8,14 @@ use std::ptr;
 
 use cust::context::Context;
 use cust::device::Device;
-use cust::error::CudaError;
 use cust::module::Module;
 use cust::prelude::Stream;
 use cust::sys;
 use gpu_kernels::entry::{Arg, Entry, MAX_PARAMS};
 use gpu_kernels::shape::LaunchShape;
 
-use super::engine::{driver, during};
+use super::status::{driver, during, unavailable};
 use crate::error::{Error, Result};
-
-fn unavailable(e: CudaError) -> Error {
-    Error::CudaUnavailable(e.to_string())
-}
 
 /// Device `device`, a new context on it (current on this thread) and the
 /// device's name; no device, or an index past the last, is

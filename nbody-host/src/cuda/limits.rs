@@ -5,7 +5,7 @@ use cust::sys;
 use gpu_kernels::entry::Entry;
 use gpu_kernels::shape::LaunchShape;
 
-use super::engine::driver;
+use super::status::driver;
 use crate::error::{Error, Result};
 use crate::plan::{Op, Plan};
 

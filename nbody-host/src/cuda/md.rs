@@ -25,9 +25,10 @@ use cust::sys;
 use gpu_kernels::entry::Launch;
 use gpu_kernels::shape::LaunchShape;
 
-use super::engine::{CudaEngine, driver, during};
+use super::engine::CudaEngine;
 use super::launch::{Current, enqueue, load_kernels, open};
 use super::limits::{check_launch, shared_opt_in_bytes};
+use super::status::{driver, during};
 use crate::config::Params;
 use crate::engine::{BackendKind, Engine};
 use crate::error::{Error, Result};

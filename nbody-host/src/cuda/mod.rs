@@ -23,6 +23,8 @@ mod limits;
 #[cfg(feature = "cuda")]
 mod md;
 #[cfg(feature = "cuda")]
+mod status;
+#[cfg(feature = "cuda")]
 pub(crate) use block_pair::CudaBlockForces;
 #[cfg(feature = "cuda")]
 pub(crate) use engine::CudaEngine;
