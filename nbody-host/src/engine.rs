@@ -5,8 +5,8 @@
 
 use glam::Vec3;
 
-use crate::cpu::Isa;
 use crate::error::{Error, Result};
+use crate::isa::Isa;
 use crate::md::{MdState, MdStats, ThermoSums};
 use crate::state::{Bodies, Energy};
 
