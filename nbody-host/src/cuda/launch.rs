@@ -1,7 +1,6 @@
-//! What the three CUDA objects (the gravity engine, the MD device, the
-//! block-pair primitive) do alike with the driver: open the device, load the
-//! kernels, enqueue a kernel-table launch on their stream, and hold their
-//! context current on the thread that drops them.
+//! What [`CudaDevice`](super::CudaDevice) does with the driver beyond
+//! memory: open the device, load the kernels, enqueue a kernel-table launch
+//! on its stream, and hold its context current on the thread that drops it.
 
 use std::ffi::c_void;
 use std::ptr;

@@ -9,8 +9,10 @@ use gpu_kernels::entry::{Arg, Launch};
 use gpu_kernels::shape::LaunchShape;
 use softcuda::{Device, LaunchConfig, LaunchOptions, Module, RaceCheck, Schedule, Stats, arch};
 
-use super::{MdBuf, MdDevice};
+use super::MdBuf;
+use crate::engine::BackendKind;
 use crate::error::{Error, Result};
+use crate::plan::device::Device as PlanDevice;
 
 /// A softcuda device holding the MD buffers.
 pub(crate) struct SoftMd {
@@ -50,7 +52,23 @@ impl SoftMd {
     }
 }
 
-impl MdDevice for SoftMd {
+/// The interpreter runs each launch to completion: nothing is ever queued.
+impl PlanDevice<MdBuf> for SoftMd {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Cuda {
+            device: 0,
+            name: "softcuda (in process)".into(),
+        }
+    }
+
+    fn shared_opt_in(&self) -> u32 {
+        arch::SM90.shared_optin
+    }
+
+    fn synchronize(&mut self) -> Result<()> {
+        Ok(())
+    }
+
     fn alloc(&mut self, buf: MdBuf, words: usize, keep: bool) -> Result<()> {
         let addr = self
             .device
