@@ -6,7 +6,7 @@
 //! | --- | --- |
 //! | `mod.rs` | [`CpuTuning`], the backend's options |
 //! | `isa.rs` | run-time detection of an [`Isa`] (the name type is `crate::isa`), the capability tokens |
-//! | `simd.rs` | the vector types (implementing [`Real`](gpu_kernels::interaction::Real)), made only from a token |
+//! | `simd.rs` | the vector types (implementing [`Real`](gpu_kernels::interaction::Real)), made only from a token; `simd/x86.rs`, `simd/arm.rs` the types of each architecture |
 //! | `loops.rs` | the force and potential loops, generic over the vector type, and their per-ISA entry points |
 //! | `schedule.rs` | the Newton's-third-law schedule: blocks, tiles, rounds |
 //! | `engine.rs` | `CpuEngine`: state, integrator stages, which loop runs |
