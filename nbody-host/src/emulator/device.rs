@@ -139,3 +139,90 @@ impl<K: Role> Device<K> for EmulatedDevice<K> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use gpu_kernels::Vec4;
+
+    use super::*;
+
+    fn device() -> EmulatedDevice<u8> {
+        EmulatedDevice::new(LaunchOptions::default())
+    }
+
+    #[test]
+    fn words_are_kept_swapped_and_bounded() {
+        let mut d = device();
+        d.alloc(0, 4, false).unwrap();
+        d.write(0, 1, &[7, 8]).unwrap();
+        assert_eq!(d.read(0, 0, 4).unwrap(), [0, 7, 8, 0]);
+        // Growing keeps the old words, zeros after them; shrinking cuts.
+        d.alloc(0, 6, true).unwrap();
+        assert_eq!(d.read(0, 0, 6).unwrap(), [0, 7, 8, 0, 0, 0]);
+        d.alloc(0, 2, true).unwrap();
+        assert_eq!(d.read(0, 0, 2).unwrap(), [0, 7]);
+        d.alloc(1, 3, false).unwrap();
+        d.fill(1, 9).unwrap();
+        d.swap(0, 1);
+        assert_eq!(d.read(0, 0, 3).unwrap(), [9, 9, 9]);
+        assert_eq!(d.read(1, 0, 2).unwrap(), [0, 7]);
+        // Swapping with a role never allocated moves the buffer across.
+        d.swap(1, 2);
+        assert_eq!(d.read(2, 0, 2).unwrap(), [0, 7]);
+        let e = d.read(1, 0, 1).unwrap_err().to_string();
+        assert!(e.contains("buffer 1 was never allocated"), "{e}");
+        let e = d.write(0, 2, &[1, 2]).unwrap_err().to_string();
+        assert!(e.contains("2 words at 2 past the 3 words of 0"), "{e}");
+        let e = d.read(0, 1, 3).unwrap_err().to_string();
+        assert!(e.contains("3 words at 1 past the 3 words of 0"), "{e}");
+    }
+
+    #[test]
+    fn a_launch_runs_on_the_roles_and_is_held_to_volta() {
+        let mut d = device();
+        d.alloc(0, 4, false).unwrap();
+        d.write(
+            0,
+            0,
+            &Vec4::new(1.0, 2.0, 3.0, 1.0).to_array().map(f32::to_bits),
+        )
+        .unwrap();
+        let kick = Launch::Kick {
+            vel: 0u8,
+            acc: 0u8,
+            n: 1,
+            dt: 2.0,
+        };
+        let shape = LaunchShape {
+            grid: 1,
+            block: 32,
+            shared_bytes: 0,
+        };
+        d.launch(kick, shape).unwrap();
+        // `v += a dt` with velocities and accelerations in one role.
+        let v: Vec<f32> = d
+            .read(0, 0, 3)
+            .unwrap()
+            .into_iter()
+            .map(f32::from_bits)
+            .collect();
+        assert_eq!(v, [3.0, 6.0, 9.0]);
+        let missing = Launch::Kick {
+            vel: 0u8,
+            acc: 5u8,
+            n: 1,
+            dt: 2.0,
+        };
+        let e = d.launch(missing, shape).unwrap_err().to_string();
+        assert!(e.contains("buffer 5 was never allocated"), "{e}");
+        let huge = LaunchShape {
+            shared_bytes: SM70_SHARED_BYTES_OPT_IN + 4,
+            ..shape
+        };
+        let e = d.launch(kick, huge).unwrap_err();
+        assert!(
+            matches!(e, Error::SharedMemoryExceeded { needed, .. } if needed == SM70_SHARED_BYTES_OPT_IN + 4),
+            "{e}"
+        );
+    }
+}
