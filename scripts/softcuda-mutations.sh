@@ -28,19 +28,25 @@ mkdir -p "$src" "$CARGO_TARGET_DIR"
 
 # name | file | python edit (gets `s`, the file's text; must change it; a `|`
 # in it is written \x7c inside a string literal) | tests (cargo test args;
-# `;` separates runs)
+# `;` separates runs). Since the one device model (issue 21), every CUDA
+# plan's memory operations go through `CudaDevice` (cuda/device.rs): the
+# gravity engine's, the MD plan's and the block pairs' mutations of one
+# operation are the same edit there, judged by each plan's own suite.
 mutations=$(cat <<'EOF'
 swap-args|nbody-host/src/cuda/launch.rs|s = replace(s, "    let mut pointers = [ptr::null_mut::<c_void>(); MAX_PARAMS];", "    let k = args.len();\n    if k >= 2 && matches!((&args[k - 2], &args[k - 1]), (Arg::F32(_), Arg::F32(_))) {\n        slots.swap(k - 2, k - 1);\n    }\n    let mut pointers = [ptr::null_mut::<c_void>(); MAX_PARAMS];")|--test cuda_backend;--test correctness cuda::tiled
 no-shared-opt-in|nbody-host/src/cuda/limits.rs|s = replace(s, "    if shared > function_attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)? {", "    if false && shared > function_attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)? {")|--test cuda_backend
 bar-sync-tiled|nbody-host/ptx/gpu_kernels.ptx|s = delete_bar_sync(s, "nbody_tiled_accel", 0)|--test cuda_backend;--test correctness cuda::tiled
 bar-sync-triangle|nbody-host/ptx/gpu_kernels.ptx|s = delete_bar_sync(s, "nbody_triangle_accel", 1)|--test cuda_backend;--test correctness cuda::triangle
-bug1-legacy-uploads|nbody-host/src/cuda/engine.rs|s = replace(s, "state.pos[0].async_copy_from(&pos[..], s)", "state.pos[0].copy_from(&pos[..])"); s = replace(s, "state.vel.async_copy_from(&vel[..], s)", "state.vel.copy_from(&vel[..])")|--test cuda_backend;--test correctness cuda::non_blocking
-md-legacy-uploads|nbody-host/src/cuda/md.rs|s = replace(s, "            sys::cuMemcpyHtoDAsync_v2(\n                dst,\n                host.as_ptr() as *const c_void,\n                4 * host.len(),\n                d.stream.as_inner(),\n            )", "            sys::cuMemcpyHtoD_v2(dst, host.as_ptr() as *const c_void, 4 * host.len())")|--test md_gpu cuda::
-bug1-legacy-flag-reset|nbody-host/src/cuda/engine.rs|s = replace(s, "        let flag = self.flag.as_device_ptr().as_raw();\n        self.memset32(flag, ALL_FINITE, 1)?;\n        self.memset32(flag + 4, 0, 1)", "        self.flag\n            .copy_from(&[ALL_FINITE, 0][..])\n            .map_err(during(\"resetting the divergence flag\"))")|--test cuda_backend
-bug1-block-pair-legacy-uploads|nbody-host/src/cuda/block_pair.rs|s = replace(s, "Some(words) => unsafe { buffer.async_copy_from(&words[..], stream) },", "Some(words) => buffer.copy_from(&words[..]),")|--test cuda_block_pair
-bug1-block-pair-legacy-memset|nbody-host/src/cuda/block_pair.rs|s = replace(s, "unsafe { self.partials.set_zero_async(&self.stream) }.map_err(&upload)?;", "self.partials.copy_from(&vec![0f64; partials][..]).map_err(&upload)?;")|--test cuda_block_pair
-bug4-block-pair-no-jit-limits|nbody-host/src/cuda/block_pair.rs|s = replace(s, "        configure_launches(&functions, launches.iter().map(\x7c(l, s)\x7c (l.entry(), *s)))?;\n", "        let _ = &launches;\n")|--test cuda_block_pair
-bug5-block-pair-drop-without-context|nbody-host/src/cuda/block_pair.rs|s = replace(s, "let _current = Current::push(self.context.as_raw());", "let _current = ();")|--test cuda_block_pair
+bug1-legacy-uploads|nbody-host/src/cuda/device.rs|s = replace(s, "            sys::cuMemcpyHtoDAsync_v2(\n                dst,\n                host.as_ptr() as *const c_void,\n                4 * host.len(),\n                d.stream.as_inner(),\n            )", "            sys::cuMemcpyHtoD_v2(dst, host.as_ptr() as *const c_void, 4 * host.len())")|--test cuda_backend;--test correctness cuda::non_blocking
+md-legacy-uploads|nbody-host/src/cuda/device.rs|s = replace(s, "            sys::cuMemcpyHtoDAsync_v2(\n                dst,\n                host.as_ptr() as *const c_void,\n                4 * host.len(),\n                d.stream.as_inner(),\n            )", "            sys::cuMemcpyHtoD_v2(dst, host.as_ptr() as *const c_void, 4 * host.len())")|--test md_gpu cuda::
+bug1-legacy-flag-reset|nbody-host/src/cuda/device.rs|s = replace(s, "        let host = data.to_vec();\n", "        if data.len() <= 2 {\n            // SAFETY: the mutation: a legacy-stream copy of the flag's reset.\n            let status = unsafe { sys::cuMemcpyHtoD_v2(dst, data.as_ptr() as *const c_void, 4 * data.len()) };\n            return driver(status, \"uploading data\");\n        }\n        let host = data.to_vec();\n")|--test cuda_backend
+bug1-legacy-zero-acc|nbody-host/src/cuda/device.rs|s = replace(s, "sys::cuMemsetD32Async(dst, value, words, d.stream.as_inner())", "sys::cuMemsetD32_v2(dst, value, words)")|--test cuda_backend
+bug1-block-pair-legacy-uploads|nbody-host/src/cuda/device.rs|s = replace(s, "            sys::cuMemcpyHtoDAsync_v2(\n                dst,\n                host.as_ptr() as *const c_void,\n                4 * host.len(),\n                d.stream.as_inner(),\n            )", "            sys::cuMemcpyHtoD_v2(dst, host.as_ptr() as *const c_void, 4 * host.len())")|--test cuda_block_pair
+bug1-block-pair-legacy-memset|nbody-host/src/cuda/device.rs|s = replace(s, "sys::cuMemsetD32Async(dst, 0, words.max(1), d.stream.as_inner())", "sys::cuMemsetD32_v2(dst, 0, words.max(1))")|--test cuda_block_pair
+bug4-no-jit-limits|nbody-host/src/cuda/device.rs|s = replace(s, "        for &(entry, shape) in launches {\n            d.admit(entry, shape.block, shape.shared_bytes)?;\n        }\n", "        let _ = launches;\n")|--test cuda_backend
+bug4-block-pair-no-jit-limits|nbody-host/src/cuda/device.rs|s = replace(s, "        for &(entry, shape) in launches {\n            d.admit(entry, shape.block, shape.shared_bytes)?;\n        }\n", "        let _ = launches;\n")|--test cuda_block_pair
+bug5-drop-without-context|nbody-host/src/cuda/device.rs|s = replace(s, "let _current = Current::push(self.context.as_raw());", "let _current = ();")|--test cuda_backend
+bug5-block-pair-drop-without-context|nbody-host/src/cuda/device.rs|s = replace(s, "let _current = Current::push(self.context.as_raw());", "let _current = ();")|--test cuda_block_pair
 EOF
 )
 

@@ -2,17 +2,27 @@
 //! options, and the factory that starts its engine (resolving
 //! [`Backend::Auto`] and logging the choice).
 
-use crate::block_pair::BlockForces;
+use crate::block_pair::{BlockForces, Checked};
 use crate::config::Params;
 use crate::cpu::{CpuBlockForces, CpuEngine, CpuTuning, MdEngine};
-use crate::cuda::{CudaBlockForces, CudaEngine};
-use crate::emulator::{EmulatedMd, EmulatorBlockForces, EmulatorEngine, LaunchOptions};
-use crate::engine::{BackendKind, Engine};
+use crate::cuda::CudaDevice;
+use crate::emulator::{EmulatedDevice, LaunchOptions};
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::force::ForceLaw;
 use crate::md::MdState;
+use crate::plan::block_pair::PairForces;
+use crate::plan::engine::PlanEngine;
 use crate::plan::md::MdPlanEngine;
 use crate::state::Bodies;
+
+/// The emulator's device for one plan, opened lazily by a driver.
+fn emulated<K: crate::plan::device::Role>(race_detection: bool) -> Result<EmulatedDevice<K>> {
+    Ok(EmulatedDevice::new(LaunchOptions {
+        race_detection,
+        ..LaunchOptions::default()
+    }))
+}
 
 /// Where the simulation runs, with that backend's options.
 ///
@@ -72,16 +82,24 @@ impl Backend {
     /// the guarded interaction is needed). [`Backend::Auto`] is CUDA device 0
     /// where there is one, else the CPU.
     pub fn block_forces(self, params: &Params, max_mass: f32) -> Result<Box<dyn BlockForces>> {
+        let cpu = |tuning| -> Result<Box<dyn BlockForces>> {
+            Ok(Box::new(Checked(CpuBlockForces::new(
+                params, tuning, max_mass,
+            )?)))
+        };
+        let cuda = |device| PairForces::new(params, max_mass, || CudaDevice::open(device));
         Ok(match self {
-            Backend::Cpu(tuning) => Box::new(CpuBlockForces::new(params, tuning, max_mass)?),
+            Backend::Cpu(tuning) => cpu(tuning)?,
             Backend::Emulator { race_detection } => {
-                Box::new(EmulatorBlockForces::new(params, max_mass, race_detection)?)
+                Box::new(Checked(PairForces::new(params, max_mass, || {
+                    emulated(race_detection)
+                })?))
             }
-            Backend::Cuda { device } => Box::new(CudaBlockForces::new(device, params, max_mass)?),
-            Backend::Auto => match CudaBlockForces::new(0, params, max_mass) {
-                Ok(forces) => Box::new(forces),
+            Backend::Cuda { device } => Box::new(Checked(cuda(device)?)),
+            Backend::Auto => match cuda(0) {
+                Ok(forces) => Box::new(Checked(forces)),
                 Err(Error::CudaNotCompiled | Error::CudaUnavailable(_)) => {
-                    Box::new(CpuBlockForces::new(params, CpuTuning::default(), max_mass)?)
+                    cpu(CpuTuning::default())?
                 }
                 Err(other) => return Err(other),
             },
@@ -107,25 +125,24 @@ pub(crate) fn create(
         ),
         // The GPU MD plan; what it lacks (open space, all pairs, half lists,
         // another integrator) is an error naming it.
-        Backend::Emulator { race_detection } if short_range => {
-            let device = EmulatedMd::new(LaunchOptions {
-                race_detection,
-                ..LaunchOptions::default()
-            });
-            (
-                Box::new(MdPlanEngine::new(
-                    device,
-                    BackendKind::Emulator,
-                    bodies,
-                    params,
-                    md,
-                )?),
-                backend,
-            )
-        }
-        Backend::Cuda { device } if short_range => {
-            (CudaEngine::md(device, bodies, params, md)?, backend)
-        }
+        Backend::Emulator { race_detection } if short_range => (
+            Box::new(MdPlanEngine::new(
+                || emulated(race_detection),
+                bodies,
+                params,
+                md,
+            )?),
+            backend,
+        ),
+        Backend::Cuda { device } if short_range => (
+            Box::new(MdPlanEngine::new(
+                || CudaDevice::open(device),
+                bodies,
+                params,
+                md,
+            )?),
+            backend,
+        ),
         Backend::Auto if short_range => {
             // The GPU MD plan is checked on the emulator and the software
             // CUDA device only, never yet on a GPU: Auto keeps to the CPU.
@@ -138,11 +155,18 @@ pub(crate) fn create(
         }
         Backend::Cpu(tuning) => (Box::new(CpuEngine::new(bodies, params, tuning)?), backend),
         Backend::Emulator { race_detection } => (
-            Box::new(EmulatorEngine::new(bodies, params, race_detection)?),
+            Box::new(PlanEngine::new(bodies, params, || {
+                emulated(race_detection)
+            })?),
             backend,
         ),
-        Backend::Cuda { device } => (Box::new(CudaEngine::new(device, bodies, params)?), backend),
-        Backend::Auto => match CudaEngine::new(0, bodies, params) {
+        Backend::Cuda { device } => (
+            Box::new(PlanEngine::new(bodies, params, || {
+                CudaDevice::open(device)
+            })?),
+            backend,
+        ),
+        Backend::Auto => match PlanEngine::new(bodies, params, || CudaDevice::open(0)) {
             Ok(engine) => (Box::new(engine), Backend::Cuda { device: 0 }),
             Err(reason @ (Error::CudaNotCompiled | Error::CudaUnavailable(_))) => {
                 log::info!("backend auto: no CUDA ({reason}); using the CPU");

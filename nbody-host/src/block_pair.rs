@@ -87,6 +87,92 @@ pub trait BlockForces: Send {
     fn potential_between(&mut self, i: &[Vec4], j: &[Vec4]) -> Result<f64>;
 }
 
+/// What a backend implements for [`BlockForces`]: the same operations on
+/// blocks that [`Checked`] has already checked, once for every backend (the
+/// CPU's loops, and the launch devices' [`PairForces`](crate::plan::block_pair::PairForces)):
+/// every slice pair has equal lengths, no block has more than
+/// [`MAX_BODIES`] bodies, and none is empty (an empty block changes
+/// nothing, so `Checked` answers those calls itself).
+pub(crate) trait BlockPairs: Send {
+    /// [`BlockForces::kind`].
+    fn kind(&self) -> BackendKind;
+    /// [`BlockForces::pull`].
+    fn pull(&mut self, i: &[Vec4], j: &[Vec4], acc_i: &mut [Vec4]) -> Result<()>;
+    /// [`BlockForces::pull_pair`].
+    fn pull_pair(
+        &mut self,
+        i: &[Vec4],
+        j: &[Vec4],
+        acc_i: &mut [Vec4],
+        react_j: &mut [Vec4],
+    ) -> Result<()>;
+    /// [`BlockForces::pull_within`].
+    fn pull_within(&mut self, i: &[Vec4], acc_i: &mut [Vec4]) -> Result<()>;
+    /// [`BlockForces::potential_within`].
+    fn potential_within(&mut self, i: &[Vec4]) -> Result<f64>;
+    /// [`BlockForces::potential_between`].
+    fn potential_between(&mut self, i: &[Vec4], j: &[Vec4]) -> Result<f64>;
+}
+
+/// [`BlockForces`] for any backend's [`BlockPairs`]: the blocks' checks,
+/// written once, before the backend sees them.
+pub(crate) struct Checked<B>(pub(crate) B);
+
+impl<B: BlockPairs> BlockForces for Checked<B> {
+    fn kind(&self) -> BackendKind {
+        self.0.kind()
+    }
+
+    fn pull(&mut self, i: &[Vec4], j: &[Vec4], acc_i: &mut [Vec4]) -> Result<()> {
+        check_block("I", i, acc_i)?;
+        check_len(j)?;
+        if i.is_empty() || j.is_empty() {
+            return Ok(());
+        }
+        self.0.pull(i, j, acc_i)
+    }
+
+    fn pull_pair(
+        &mut self,
+        i: &[Vec4],
+        j: &[Vec4],
+        acc_i: &mut [Vec4],
+        react_j: &mut [Vec4],
+    ) -> Result<()> {
+        check_block("I", i, acc_i)?;
+        check_block("J", j, react_j)?;
+        if i.is_empty() || j.is_empty() {
+            return Ok(());
+        }
+        self.0.pull_pair(i, j, acc_i, react_j)
+    }
+
+    fn pull_within(&mut self, i: &[Vec4], acc_i: &mut [Vec4]) -> Result<()> {
+        check_block("I", i, acc_i)?;
+        if i.is_empty() {
+            return Ok(());
+        }
+        self.0.pull_within(i, acc_i)
+    }
+
+    fn potential_within(&mut self, i: &[Vec4]) -> Result<f64> {
+        check_len(i)?;
+        if i.is_empty() {
+            return Ok(0.0);
+        }
+        self.0.potential_within(i)
+    }
+
+    fn potential_between(&mut self, i: &[Vec4], j: &[Vec4]) -> Result<f64> {
+        check_len(i)?;
+        check_len(j)?;
+        if i.is_empty() || j.is_empty() {
+            return Ok(0.0);
+        }
+        self.0.potential_between(i, j)
+    }
+}
+
 /// Softened gravity's parameters, or [`Error::Unsupported`] for a force
 /// law the block-pair kernels do not evaluate.
 pub(crate) fn gravity_of(params: &Params) -> Result<Gravity> {
@@ -104,7 +190,7 @@ pub(crate) fn gravity_of(params: &Params) -> Result<Gravity> {
 
 /// Checks that `acc` matches `bodies` in length (`what` names them) and that
 /// the block fits the kernels' 32-bit indices.
-pub(crate) fn check_block(what: &str, bodies: &[Vec4], acc: &[Vec4]) -> Result<()> {
+fn check_block(what: &str, bodies: &[Vec4], acc: &[Vec4]) -> Result<()> {
     if bodies.len() != acc.len() {
         return Err(Error::Unsupported(format!(
             "block pair: {what} has {} bodies but {} accelerations",
@@ -116,7 +202,7 @@ pub(crate) fn check_block(what: &str, bodies: &[Vec4], acc: &[Vec4]) -> Result<(
 }
 
 /// A block of at most [`MAX_BODIES`] bodies ([`Error::TooManyBodies`]).
-pub(crate) fn check_len(bodies: &[Vec4]) -> Result<()> {
+fn check_len(bodies: &[Vec4]) -> Result<()> {
     if bodies.len() > MAX_BODIES as usize {
         return Err(Error::TooManyBodies {
             n: bodies.len(),

@@ -5,9 +5,9 @@
 
 use glam::Vec3;
 
-use crate::cpu::Isa;
 use crate::error::{Error, Result};
 use crate::hermite::HermiteState;
+use crate::isa::Isa;
 use crate::md::{MdState, MdStats, ThermoSums};
 use crate::state::{Bodies, Energy};
 

@@ -82,17 +82,28 @@ fn cpu_block_pairs_give_the_same_bits_on_any_thread_count() {
 
 #[test]
 fn bad_blocks_and_other_force_laws_are_errors() {
-    let mut f = Backend::cpu().block_forces(&params(0.1, 256), 1.0).unwrap();
-    let (i, j) = (block(3, 1), block(4, 2));
-    let mut short = vec![Vec4::ZERO; 2];
-    let e = f.pull(&i, &j, &mut short).unwrap_err();
-    assert!(
-        e.to_string().contains("3 bodies but 2 accelerations"),
-        "{e}"
-    );
-    let mut acc = vec![Vec4::ZERO; 3];
-    let e = f.pull_pair(&i, &j, &mut acc, &mut short).unwrap_err();
-    assert!(e.to_string().contains("J has 4 bodies"), "{e}");
+    // The same checks (written once) on every backend.
+    for backend in [Backend::cpu(), Backend::emulator()] {
+        let mut f = backend.block_forces(&params(0.1, 256), 1.0).unwrap();
+        let (i, j) = (block(3, 1), block(4, 2));
+        let mut short = vec![Vec4::ZERO; 2];
+        let e = f.pull(&i, &j, &mut short).unwrap_err();
+        assert!(
+            e.to_string().contains("3 bodies but 2 accelerations"),
+            "{backend:?}: {e}"
+        );
+        let mut acc = vec![Vec4::ZERO; 3];
+        let e = f.pull_pair(&i, &j, &mut acc, &mut short).unwrap_err();
+        assert!(e.to_string().contains("J has 4 bodies"), "{backend:?}: {e}");
+        let e = f.pull_within(&i, &mut short).unwrap_err();
+        assert!(e.to_string().contains("I has 3 bodies"), "{backend:?}: {e}");
+        // Empty blocks change nothing.
+        f.pull(&[], &j, &mut []).unwrap();
+        f.pull(&i, &[], &mut acc).unwrap();
+        assert_eq!(acc, vec![Vec4::ZERO; 3]);
+        assert_eq!(f.potential_between(&i, &[]).unwrap(), 0.0);
+        assert_eq!(f.potential_within(&[]).unwrap(), 0.0);
+    }
     for max in [f32::NAN, -1.0, f32::INFINITY] {
         let e = Backend::cpu()
             .block_forces(&params(0.1, 256), max)

@@ -1,5 +1,6 @@
-//! The block-pair primitive of `Backend::Cuda` (`nbody-host/src/cuda/
-//! block_pair.rs`, what the MPI ring runs on a GPU) through whatever
+//! The block-pair primitive of `Backend::Cuda` (`PairForces` over
+//! `CudaDevice`, `nbody-host/src/plan/block_pair.rs` and `cuda/device.rs`:
+//! what the MPI ring runs on a GPU) through whatever
 //! `libcuda.so.1` the binary loads: in CI the software CUDA device
 //! (`scripts/with-softcuda.sh cargo test -p nbody-host --features cuda
 //! --test cuda_block_pair`), on a GPU machine the real driver. Built only

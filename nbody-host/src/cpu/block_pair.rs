@@ -21,7 +21,7 @@ use super::CpuTuning;
 use super::engine::{all_pairs_parallel, all_pairs_task, force_loops, pair_potential, round_up};
 use super::loops::{AccBlock, ForceLoops, PAD_POSITION, Soa};
 use super::schedule::{self, MIN_BLOCKS, split_blocks};
-use crate::block_pair::{BlockForces, check_block, check_len, gravity_of, needs_guard};
+use crate::block_pair::{BlockPairs, gravity_of, needs_guard};
 use crate::config::Params;
 use crate::engine::BackendKind;
 use crate::error::Result;
@@ -116,7 +116,9 @@ impl CpuBlockForces {
     }
 }
 
-impl BlockForces for CpuBlockForces {
+/// The blocks arrive checked (`block_pair::Checked`): equal lengths, none
+/// empty.
+impl BlockPairs for CpuBlockForces {
     fn kind(&self) -> BackendKind {
         BackendKind::Cpu {
             isa: self.loops.isa(),
@@ -125,11 +127,6 @@ impl BlockForces for CpuBlockForces {
     }
 
     fn pull(&mut self, i: &[Vec4], j: &[Vec4], acc_i: &mut [Vec4]) -> Result<()> {
-        check_block("I", i, acc_i)?;
-        check_len(j)?;
-        if i.is_empty() || j.is_empty() {
-            return Ok(());
-        }
         let group = self.loops.all_pairs_group;
         let starts = self.stage(&[i, j], group);
         let padded = starts[1];
@@ -154,11 +151,6 @@ impl BlockForces for CpuBlockForces {
         acc_i: &mut [Vec4],
         react_j: &mut [Vec4],
     ) -> Result<()> {
-        check_block("I", i, acc_i)?;
-        check_block("J", j, react_j)?;
-        if i.is_empty() || j.is_empty() {
-            return Ok(());
-        }
         let group = self.loops.tri_group;
         let starts = self.stage(&[i, j], group);
         let (pad_i, pad_j) = (starts[1], self.staging.len() - starts[1]);
@@ -196,10 +188,6 @@ impl BlockForces for CpuBlockForces {
     }
 
     fn pull_within(&mut self, i: &[Vec4], acc_i: &mut [Vec4]) -> Result<()> {
-        check_block("I", i, acc_i)?;
-        if i.is_empty() {
-            return Ok(());
-        }
         let bounds = schedule::triangle_blocks(
             i.len(),
             self.tuning.i_block,
@@ -224,20 +212,11 @@ impl BlockForces for CpuBlockForces {
     }
 
     fn potential_within(&mut self, i: &[Vec4]) -> Result<f64> {
-        check_len(i)?;
-        if i.is_empty() {
-            return Ok(0.0);
-        }
         self.stage(&[i], self.loops.lanes);
         Ok(pair_potential(&self.loops, &self.soa, i.len(), self.eps2))
     }
 
     fn potential_between(&mut self, i: &[Vec4], j: &[Vec4]) -> Result<f64> {
-        check_len(i)?;
-        check_len(j)?;
-        if i.is_empty() || j.is_empty() {
-            return Ok(0.0);
-        }
         let lanes = self.loops.lanes;
         let starts = self.stage(&[i, j], lanes);
         let js = starts[1]..starts[1] + j.len();

@@ -1,5 +1,7 @@
-//! The CPU backend's instruction sets: [`Isa`], run-time detection, and the
-//! capability tokens that make SIMD code sound by construction.
+//! The CPU backend's instruction sets at run time: detection, and the
+//! capability tokens that make SIMD code sound by construction. The name
+//! type [`Isa`] itself lives below the backends (`crate::isa`), so that what
+//! reports or stores an instruction set imports no backend.
 //!
 //! A token ([`HasAvx512`], [`HasAvx2Fma`], [`HasNeon`], [`Supported`]) is a
 //! zero-sized proof that this CPU has an instruction set. Safe code gets one
@@ -9,25 +11,9 @@
 //! cannot be made without their token, so safe code cannot execute AVX-512
 //! on a CPU without it.
 
-/// The instruction set of the CPU backend's force loops.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Isa {
-    /// AVX-512F: 16 bodies per vector (x86-64).
-    Avx512,
-    /// AVX2 with FMA: 8 bodies per vector (x86-64).
-    Avx2Fma,
-    /// NEON (Advanced SIMD): 4 bodies per vector (aarch64, where it is part
-    /// of the base architecture).
-    Neon,
-    /// Plain `f32`, one body at a time: every CPU.
-    Scalar,
-}
+pub use crate::isa::Isa;
 
 impl Isa {
-    /// Every instruction set, best first.
-    pub const ALL: [Isa; 4] = [Isa::Avx512, Isa::Avx2Fma, Isa::Neon, Isa::Scalar];
-
     /// The best instruction set this CPU supports.
     pub fn detect() -> Isa {
         Isa::ALL
@@ -59,70 +45,6 @@ impl Isa {
             Isa::Neon => HasNeon::detect().is_some(),
         };
         yes.then_some(Supported(self))
-    }
-
-    /// `"avx512"`, `"avx2+fma"`, `"neon"` or `"scalar"` (what
-    /// [`BackendKind::Cpu`](crate::BackendKind::Cpu) reports).
-    pub fn name(self) -> &'static str {
-        match self {
-            Isa::Avx512 => "avx512",
-            Isa::Avx2Fma => "avx2+fma",
-            Isa::Neon => "neon",
-            Isa::Scalar => "scalar",
-        }
-    }
-
-    /// Parses a [`name`](Isa::name); `"avx2"` is accepted for [`Isa::Avx2Fma`].
-    pub fn from_name(name: &str) -> Option<Isa> {
-        match name {
-            "avx2" => Some(Isa::Avx2Fma),
-            _ => Isa::ALL.into_iter().find(|isa| isa.name() == name),
-        }
-    }
-
-    /// Bodies per vector: 16, 8, 4 or 1.
-    pub fn lanes(self) -> usize {
-        match self {
-            Isa::Avx512 => 16,
-            Isa::Avx2Fma => 8,
-            Isa::Neon => 4,
-            Isa::Scalar => 1,
-        }
-    }
-
-    /// A stable one-byte code, for files.
-    pub(crate) fn code(self) -> u8 {
-        match self {
-            Isa::Avx512 => 0,
-            Isa::Avx2Fma => 1,
-            Isa::Neon => 2,
-            Isa::Scalar => 3,
-        }
-    }
-
-    /// The instruction set of a [`code`](Self::code).
-    pub(crate) fn from_code(code: u8) -> Option<Isa> {
-        Isa::ALL.into_iter().find(|isa| isa.code() == code)
-    }
-}
-
-impl std::fmt::Display for Isa {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for Isa {
-    type Err = crate::Error;
-
-    /// [`Isa::from_name`], with an error listing the names.
-    fn from_str(name: &str) -> crate::Result<Isa> {
-        Isa::from_name(name).ok_or_else(|| {
-            crate::Error::Unsupported(format!(
-                "unknown instruction set {name:?}: {}",
-                Isa::ALL.map(Isa::name).join(", ")
-            ))
-        })
     }
 }
 
@@ -219,22 +141,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_codes_and_tokens_agree() {
+    fn detection_and_tokens_agree() {
         for isa in Isa::ALL {
-            assert_eq!(Isa::from_name(isa.name()), Some(isa));
-            assert_eq!(isa.name().parse::<Isa>().unwrap(), isa);
-            assert_eq!(Isa::from_code(isa.code()), Some(isa));
             assert_eq!(
                 isa.supported().map(Supported::isa),
                 isa.is_available().then_some(isa)
             );
         }
-        assert_eq!(Isa::from_name("avx2"), Some(Isa::Avx2Fma));
-        let e = "sse9".parse::<Isa>().unwrap_err().to_string();
-        assert!(
-            e.contains("sse9") && e.contains("avx512, avx2+fma, neon, scalar"),
-            "{e}"
-        );
         assert!(Isa::Scalar.is_available());
         assert_eq!(Isa::detect(), Isa::available()[0]);
     }

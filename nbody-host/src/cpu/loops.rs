@@ -1,7 +1,5 @@
 //! The CPU force loops, generic over the vector type ([`Simd`]).
-//!
-//! (One coherent thing, kept in one file although long: the loops share
-//! their helpers and are instantiated together per instruction set below.)
+//! Over 600 lines on purpose: the loops share private helpers and are instantiated together per instruction set below.
 //!
 //! Every loop is an `#[inline(always)]` generic body instantiated inside one
 //! `#[target_feature]` entry point per instruction set, so the vector

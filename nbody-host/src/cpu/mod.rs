@@ -5,8 +5,8 @@
 //! | file | what |
 //! | --- | --- |
 //! | `mod.rs` | [`CpuTuning`], the backend's options |
-//! | `isa.rs` | [`Isa`], run-time detection, the capability tokens |
-//! | `simd.rs` | the vector types (implementing [`Real`](gpu_kernels::interaction::Real)), made only from a token |
+//! | `isa.rs` | run-time detection of an [`Isa`] (the name type is `crate::isa`), the capability tokens |
+//! | `simd.rs` | the vector types (implementing [`Real`](gpu_kernels::interaction::Real)), made only from a token; `simd/x86.rs`, `simd/arm.rs` the types of each architecture |
 //! | `loops.rs` | the force and potential loops, generic over the vector type, and their per-ISA entry points |
 //! | `schedule.rs` | the Newton's-third-law schedule: blocks, tiles, rounds |
 //! | `engine.rs` | `CpuEngine`: state, integrator stages, which loop runs |
@@ -46,7 +46,7 @@ mod simd;
 
 pub(crate) use block_pair::CpuBlockForces;
 pub(crate) use engine::CpuEngine;
-pub use isa::Isa;
+use isa::Isa;
 pub(crate) use md::MdEngine;
 
 /// Instruction set and blocking of the CPU backend.

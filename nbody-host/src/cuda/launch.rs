@@ -1,26 +1,20 @@
-//! What the three CUDA objects (the gravity engine, the MD device, the
-//! block-pair primitive) do alike with the driver: open the device, load the
-//! kernels, enqueue a kernel-table launch on their stream, and hold their
-//! context current on the thread that drops them.
+//! What [`CudaDevice`](super::CudaDevice) does with the driver beyond
+//! memory: open the device, load the kernels, enqueue a kernel-table launch
+//! on its stream, and hold its context current on the thread that drops it.
 
 use std::ffi::c_void;
 use std::ptr;
 
 use cust::context::Context;
 use cust::device::Device;
-use cust::error::CudaError;
 use cust::module::Module;
 use cust::prelude::Stream;
 use cust::sys;
 use gpu_kernels::entry::{Arg, Entry, MAX_PARAMS};
 use gpu_kernels::shape::LaunchShape;
 
-use super::engine::{driver, during};
+use super::status::{driver, during, unavailable};
 use crate::error::{Error, Result};
-
-fn unavailable(e: CudaError) -> Error {
-    Error::CudaUnavailable(e.to_string())
-}
 
 /// Device `device`, a new context on it (current on this thread) and the
 /// device's name; no device, or an index past the last, is

@@ -1,13 +1,19 @@
 //! The kernels' limits after the driver's JIT, checked against a plan's
-//! launches before anything is allocated or launched (issue 15, defect 4).
+//! launches before anything is allocated or launched (issue 15, defect 4;
+//! `CudaDevice::check_launches` and its check before each new launch).
+//!
+//! The JIT decides the registers per thread, and with them the largest block
+//! a function can run (`MAX_THREADS_PER_BLOCK`); a larger launch would fail
+//! with `CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES` in the middle of a run. A
+//! function may use `MAX_DYNAMIC_SHARED_SIZE_BYTES` of dynamic shared memory
+//! (48 KiB less its static shared memory) unless raised; the caller has
+//! checked the device's opt-in maximum.
 
 use cust::sys;
 use gpu_kernels::entry::Entry;
-use gpu_kernels::shape::LaunchShape;
 
-use super::engine::driver;
+use super::status::driver;
 use crate::error::{Error, Result};
-use crate::plan::{Op, Plan};
 
 /// A function attribute of a loaded kernel.
 fn function_attribute(f: sys::CUfunction, attribute: sys::CUfunction_attribute) -> Result<u32> {
@@ -17,51 +23,6 @@ fn function_attribute(f: sys::CUfunction, attribute: sys::CUfunction_attribute) 
     let status = unsafe { sys::cuFuncGetAttribute(&mut value, attribute, f) };
     driver(status, "reading a kernel's attributes")?;
     Ok(value.max(0) as u32)
-}
-
-/// Checks every function `plan` launches against its limits after the
-/// driver's JIT, and raises its dynamic shared-memory limit where a launch
-/// needs more: all before anything is allocated or launched.
-///
-/// The JIT decides the registers per thread, and with them the largest block
-/// a function can run (`MAX_THREADS_PER_BLOCK`); a larger launch would fail
-/// with `CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES` in the middle of a run. A
-/// function may use `MAX_DYNAMIC_SHARED_SIZE_BYTES` of dynamic shared memory
-/// (48 KiB less its static shared memory) unless raised; the caller has
-/// checked the device's opt-in maximum.
-pub(super) fn configure_functions(functions: &[sys::CUfunction], plan: &Plan) -> Result<()> {
-    configure_launches(
-        functions,
-        plan.every_op().filter_map(|op| match op {
-            Op::Launch(launch, shape) => Some((launch.entry(), shape)),
-            _ => None,
-        }),
-    )
-}
-
-/// [`configure_functions`] for any set of launches, given as entry points
-/// and shapes (the block-pair primitive's, `PairPlan::every_launch`): each
-/// entry is checked against the largest block and dynamic shared memory it
-/// is launched with, in the order the entries first appear.
-pub(super) fn configure_launches(
-    functions: &[sys::CUfunction],
-    launches: impl IntoIterator<Item = (Entry, LaunchShape)>,
-) -> Result<()> {
-    // Per entry: the largest block and dynamic shared memory it is launched with.
-    let mut needs: Vec<(Entry, u32, u32)> = Vec::new();
-    for (entry, shape) in launches {
-        match needs.iter_mut().find(|(e, ..)| *e == entry) {
-            Some((_, block, shared)) => {
-                *block = (*block).max(shape.block);
-                *shared = (*shared).max(shape.shared_bytes);
-            }
-            None => needs.push((entry, shape.block, shape.shared_bytes)),
-        }
-    }
-    for (entry, block, shared) in needs {
-        check_launch(functions[entry as usize], entry, block, shared)?;
-    }
-    Ok(())
 }
 
 /// Checks the function `f` of `entry` against a launch of `block` threads

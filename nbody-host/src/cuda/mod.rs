@@ -1,121 +1,80 @@
-//! The CUDA backend (feature `cuda`), or a stand-in whose constructor returns
-//! [`Error::CudaNotCompiled`](crate::Error::CudaNotCompiled), so the public
-//! API is the same with and without the feature.
+//! The CUDA backend (feature `cuda`): [`CudaDevice`], one CUDA device as the
+//! `Device` (`plan/device.rs`) that the gravity plan, the MD plan and the
+//! block-pair primitive drive. Without the feature, a stand-in whose
+//! constructor returns [`Error::CudaNotCompiled`](crate::Error::CudaNotCompiled),
+//! so the rest of the crate is the same with and without it.
+//!
+//! | file | what |
+//! | --- | --- |
+//! | `device.rs` | `CudaDevice`: the context holder, buffers by role, the stream, the orderings |
+//! | `launch.rs` | opening a device, loading the PTX, enqueueing a kernel-table launch, the `Drop` context guard |
+//! | `limits.rs` | the kernels' limits after the JIT, the shared-memory opt-in |
+//! | `status.rs` | driver failures as `Error::Cuda` (imported by the others, importing none) |
 
-// The pure launch-budget logic is compiled and unit-tested in every build; the
-// engine that uses it only with the `cuda` feature.
 #[cfg(feature = "cuda")]
-mod block_pair;
-#[cfg_attr(
-    not(feature = "cuda"),
-    allow(
-        dead_code,
-        reason = "only the CUDA engine uses it; unit-tested in every build"
-    )
-)]
-mod budget;
-#[cfg(feature = "cuda")]
-mod engine;
+mod device;
 #[cfg(feature = "cuda")]
 mod launch;
 #[cfg(feature = "cuda")]
 mod limits;
 #[cfg(feature = "cuda")]
-mod md;
+mod status;
 #[cfg(feature = "cuda")]
-pub(crate) use block_pair::CudaBlockForces;
-#[cfg(feature = "cuda")]
-pub(crate) use engine::CudaEngine;
+pub(crate) use device::CudaDevice;
 
 #[cfg(not(feature = "cuda"))]
 mod stand_in {
-    use glam::Vec3;
-    use gpu_kernels::Vec4;
+    use std::convert::Infallible;
+    use std::marker::PhantomData;
 
-    use crate::config::Params;
-    use crate::engine::{BackendKind, Divergence, Engine};
+    use gpu_kernels::entry::Launch;
+    use gpu_kernels::shape::LaunchShape;
+
+    use crate::engine::BackendKind;
     use crate::error::{Error, Result};
-    use crate::state::{Bodies, Energy};
+    use crate::plan::device::{Device, Role};
 
-    /// Stand-in for the CUDA engine in builds without the `cuda` feature:
+    /// Stand-in for the CUDA device in builds without the `cuda` feature:
     /// uninhabited, so every method below is unreachable.
-    pub(crate) enum CudaEngine {}
+    pub(crate) struct CudaDevice<K>(Infallible, PhantomData<K>);
 
-    impl CudaEngine {
+    impl<K> CudaDevice<K> {
         /// Always [`Error::CudaNotCompiled`].
-        pub(crate) fn new(_device: u32, _bodies: &Bodies, _params: &Params) -> Result<CudaEngine> {
-            Err(Error::CudaNotCompiled)
-        }
-
-        /// Always [`Error::CudaNotCompiled`].
-        pub(crate) fn md(
-            _device: u32,
-            _bodies: &Bodies,
-            _params: &Params,
-            _start: Option<&crate::md::MdState>,
-        ) -> Result<Box<dyn Engine>> {
+        pub(crate) fn open(_ordinal: u32) -> Result<CudaDevice<K>> {
             Err(Error::CudaNotCompiled)
         }
     }
 
-    impl Engine for CudaEngine {
+    impl<K: Role> Device<K> for CudaDevice<K> {
         fn kind(&self) -> BackendKind {
-            match *self {}
+            match self.0 {}
         }
-        fn method(&self) -> &'static str {
-            match *self {}
+        fn shared_opt_in(&self) -> u32 {
+            match self.0 {}
         }
-        fn step(&mut self, _steps: u64) -> Result<Option<Divergence>> {
-            match *self {}
+        fn alloc(&mut self, _: K, _: usize, _: bool) -> Result<()> {
+            match self.0 {}
         }
-        fn read_state(&mut self) -> Result<Bodies> {
-            match *self {}
+        fn write(&mut self, _: K, _: usize, _: &[u32]) -> Result<()> {
+            match self.0 {}
         }
-        fn energy(&mut self) -> Result<Energy> {
-            match *self {}
+        fn fill(&mut self, _: K, _: u32) -> Result<()> {
+            match self.0 {}
         }
-        fn accelerations(&mut self) -> Result<Vec<Vec3>> {
-            match *self {}
+        fn read(&mut self, _: K, _: usize, _: usize) -> Result<Vec<u32>> {
+            match self.0 {}
         }
-    }
-
-    /// Stand-in for the CUDA block-pair primitive: uninhabited.
-    pub(crate) enum CudaBlockForces {}
-
-    impl CudaBlockForces {
-        /// Always [`Error::CudaNotCompiled`].
-        pub(crate) fn new(_device: u32, _params: &Params, _max: f32) -> Result<CudaBlockForces> {
-            Err(Error::CudaNotCompiled)
+        fn launch(&mut self, _: Launch<K>, _: LaunchShape) -> Result<()> {
+            match self.0 {}
         }
-    }
-
-    impl crate::block_pair::BlockForces for CudaBlockForces {
-        fn kind(&self) -> BackendKind {
-            match *self {}
+        fn swap(&mut self, _: K, _: K) {
+            match self.0 {}
         }
-        fn pull(&mut self, _: &[Vec4], _: &[Vec4], _: &mut [Vec4]) -> Result<()> {
-            match *self {}
-        }
-        fn pull_pair(
-            &mut self,
-            _: &[Vec4],
-            _: &[Vec4],
-            _: &mut [Vec4],
-            _: &mut [Vec4],
-        ) -> Result<()> {
-            match *self {}
-        }
-        fn pull_within(&mut self, _: &[Vec4], _: &mut [Vec4]) -> Result<()> {
-            match *self {}
-        }
-        fn potential_within(&mut self, _: &[Vec4]) -> Result<f64> {
-            match *self {}
-        }
-        fn potential_between(&mut self, _: &[Vec4], _: &[Vec4]) -> Result<f64> {
-            match *self {}
+        fn synchronize(&mut self) -> Result<()> {
+            match self.0 {}
         }
     }
 }
 
 #[cfg(not(feature = "cuda"))]
-pub(crate) use stand_in::{CudaBlockForces, CudaEngine};
+pub(crate) use stand_in::CudaDevice;

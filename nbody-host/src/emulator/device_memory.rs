@@ -49,9 +49,40 @@ impl DeviceMemory {
 
     /// Sets every word to zero.
     pub fn clear(&self) {
+        self.fill(0);
+    }
+
+    /// Sets every word to `value`.
+    pub(super) fn fill(&self, value: u32) {
         self.words
             .iter()
-            .for_each(|w| w.store(0, Ordering::Relaxed));
+            .for_each(|w| w.store(value, Ordering::Relaxed));
+    }
+
+    /// Number of 32-bit words.
+    pub(super) fn len_words(&self) -> usize {
+        self.words.len()
+    }
+
+    /// Words `offset..offset + len`, or `None` past the end.
+    pub(super) fn read_words(&self, offset: usize, len: usize) -> Option<Vec<u32>> {
+        let end = offset.checked_add(len)?;
+        let words = self.words.get(offset..end)?;
+        Some(words.iter().map(|w| w.load(Ordering::Relaxed)).collect())
+    }
+
+    /// Writes `data` from word `offset`; `false` (nothing written) past the end.
+    pub(super) fn write_words(&self, offset: usize, data: &[u32]) -> bool {
+        let words = offset
+            .checked_add(data.len())
+            .and_then(|end| self.words.get(offset..end));
+        let Some(words) = words else {
+            return false;
+        };
+        for (w, &v) in words.iter().zip(data) {
+            w.store(v, Ordering::Relaxed);
+        }
+        true
     }
 
     /// A kernel's view of the buffer as `len` elements of `T`.

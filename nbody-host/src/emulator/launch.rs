@@ -21,7 +21,7 @@ use super::race_detector::{Access, RaceDetector, Record};
 use super::worker_pool::run_on_pool;
 use crate::error::{Error, Result};
 
-// The buffers of a launch; engine.rs imports it from here with the rest.
+// The buffers of a launch; device.rs imports it from here with the rest.
 use super::device_memory::DeviceMemory;
 
 /// How a launch runs.

@@ -51,26 +51,22 @@
 //! The parts: `launch.rs` (a launch, the emulated thread and its checks),
 //! `device_memory.rs` (global buffers, word access), `barrier.rs`
 //! (rendezvous and deadlock detection), `race_detector.rs`,
-//! `worker_pool.rs` (the OS threads), `engine.rs` (launch plans on top) and
-//! `md.rs` (the short-range MD plan's device) and `block_pair.rs` (the
-//! block-pair primitive's launches).
+//! `worker_pool.rs` (the OS threads), and `device.rs`: the emulator as the
+//! `Device` (`plan/device.rs`) that every launch plan (gravity,
+//! short-range MD, block pairs) runs on.
 
 use std::sync::{Mutex, MutexGuard};
 
 mod barrier;
-mod block_pair;
+mod device;
 mod device_memory;
-mod engine;
 mod launch;
-mod md;
 mod race_detector;
 mod worker_pool;
 
-pub(crate) use block_pair::EmulatorBlockForces;
+pub(crate) use device::EmulatedDevice;
 pub use device_memory::DeviceMemory;
-pub(crate) use engine::EmulatorEngine;
 pub use launch::{EmuThread, LaunchOptions, launch};
-pub(crate) use md::EmulatedMd;
 
 /// Locks `m`, also if a panicking thread poisoned it: an emulated thread's
 /// panic is reported as a launch error, and the state stays usable.

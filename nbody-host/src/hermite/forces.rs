@@ -36,7 +36,7 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use crate::cpu::Isa;
+use crate::isa::Isa;
 use crate::error::{Error, Result};
 
 /// The arithmetic of the force, jerk and potential sums.

@@ -1,20 +1,27 @@
-//! The block-pair primitive as kernel launches: what the emulator and the
-//! CUDA backend run for [`BlockForces`](crate::block_pair::BlockForces)
-//! (the same launches on both, as for whole simulations).
+//! The block-pair primitive as kernel launches: [`PairPlan`], the launch of
+//! each operation, and [`PairForces`], which runs them over any [`Device`]:
+//! what the emulator and the CUDA backend run for
+//! [`BlockForces`](crate::block_pair::BlockForces) (the same launches on
+//! both, as for whole simulations).
 //!
-//! Buffers are named by role ([`PairBuf`]); each method gives the one launch
-//! of an operation, or `None` when a block is empty (nothing to do).
+//! Buffers are named by role ([`PairBuf`]); each plan method gives the one
+//! launch of an operation, or `None` when a block is empty (nothing to do).
 
-use gpu_kernels::entry::Launch;
+use std::collections::BTreeMap;
+
+use gpu_kernels::Vec4;
+use gpu_kernels::entry::{Entry, Launch};
 use gpu_kernels::shape::{self, LaunchShape, TRIANGLE_MAX_BLOCK};
 
+use super::device::{Device, vec4_words, words_f64, words_vec4};
 use super::triangle_launch;
-use crate::block_pair::{gravity_of, needs_guard};
+use crate::block_pair::{BlockPairs, gravity_of, needs_guard};
 use crate::config::Params;
+use crate::engine::BackendKind;
 use crate::error::{Error, Result};
 
 /// A device buffer of a block-pair launch, by role.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) enum PairBuf {
     /// Block `I`'s positions and masses (`ni` × `Vec4`).
     PosI,
@@ -205,10 +212,6 @@ impl PairPlan {
     /// One launch of every operation, in the order above, for checking the
     /// kernels' limits before anything runs: blocks of two bodies, since a
     /// launch's block size and shared memory do not depend on the lengths.
-    #[cfg_attr(
-        not(feature = "cuda"),
-        allow(dead_code, reason = "used by the CUDA backend only")
-    )]
     pub(crate) fn every_launch(&self) -> Result<Vec<PairLaunch>> {
         Ok([
             self.pull(2, 2),
@@ -220,6 +223,183 @@ impl PairPlan {
         .into_iter()
         .flatten()
         .collect())
+    }
+}
+
+/// One block of a call: its role, its bodies (`None`: zeros) and length.
+type Input<'a> = (PairBuf, Option<&'a [Vec4]>, usize);
+
+/// The block-pair primitive over the device `D`: the launches of
+/// [`PairPlan`], with the device's buffers kept between calls and
+/// reallocated only when a block's length changes. One object per device,
+/// so several GPUs of one machine can each take blocks.
+pub(crate) struct PairForces<D> {
+    plan: PairPlan,
+    dev: D,
+    /// Words allocated per role.
+    words: BTreeMap<PairBuf, usize>,
+}
+
+impl<D: Device<PairBuf>> PairForces<D> {
+    /// The plan for `params` and the run's heaviest body `max_mass`, then
+    /// the device (`open`, called only once they are known good), with
+    /// every launch the plan can make checked against it (shared memory,
+    /// the kernels' limits) before any is made.
+    pub(crate) fn new(
+        params: &Params,
+        max_mass: f32,
+        open: impl FnOnce() -> Result<D>,
+    ) -> Result<PairForces<D>> {
+        let plan = PairPlan::new(params, max_mass)?;
+        let mut dev = open()?;
+        let launches: Vec<(Entry, LaunchShape)> = plan
+            .every_launch()?
+            .iter()
+            .map(|(l, s)| (l.entry(), *s))
+            .collect();
+        let needed = launches.iter().map(|(_, s)| s.shared_bytes).max();
+        let available = dev.shared_opt_in();
+        if let Some(needed) = needed.filter(|&n| n > available) {
+            return Err(Error::SharedMemoryExceeded {
+                block: params.kernel().block(),
+                kernel: params.kernel().name(),
+                needed,
+                available,
+            });
+        }
+        dev.check_launches(&launches)?;
+        Ok(PairForces {
+            plan,
+            dev,
+            words: BTreeMap::new(),
+        })
+    }
+
+    /// `role`'s buffer with exactly `words` words, (re)allocated (zeroed)
+    /// only if its length differs; whether it was.
+    fn sized(&mut self, role: PairBuf, words: usize) -> Result<bool> {
+        if self.words.get(&role) == Some(&words) {
+            return Ok(false);
+        }
+        self.dev.alloc(role, words, false)?;
+        self.words.insert(role, words);
+        Ok(true)
+    }
+
+    /// Queues the uploads of `inputs` (zeros where a block is `None`), the
+    /// reset of `partials` `f64` partial sums if the launch writes any, and
+    /// the launch, in that order.
+    fn run(&mut self, inputs: &[Input<'_>], partials: usize, op: PairLaunch) -> Result<()> {
+        for &(role, bodies, len) in inputs {
+            let fresh = self.sized(role, 4 * len)?;
+            match bodies {
+                Some(bodies) => self.dev.write(role, 0, &vec4_words(bodies))?,
+                None if !fresh => self.dev.fill(role, 0)?,
+                None => {}
+            }
+        }
+        if partials > 0 && !self.sized(PairBuf::Partials, 2 * partials)? {
+            self.dev.fill(PairBuf::Partials, 0)?;
+        }
+        let (launch, shape) = op;
+        self.dev.launch(launch, shape)
+    }
+
+    /// Waits for the launch and copies buffer `role` back into `out`.
+    fn download(&mut self, role: PairBuf, out: &mut [Vec4]) -> Result<()> {
+        let words = self.dev.read(role, 0, 4 * out.len())?;
+        out.copy_from_slice(&words_vec4(&words));
+        Ok(())
+    }
+
+    /// Waits for the launch and reads the first `count` partial sums.
+    fn partial_sums(&mut self, count: usize) -> Result<Vec<f64>> {
+        Ok(words_f64(&self.dev.read(
+            PairBuf::Partials,
+            0,
+            2 * count,
+        )?))
+    }
+}
+
+impl<D: Device<PairBuf>> BlockPairs for PairForces<D> {
+    fn kind(&self) -> BackendKind {
+        self.dev.kind()
+    }
+
+    fn pull(&mut self, i: &[Vec4], j: &[Vec4], acc_i: &mut [Vec4]) -> Result<()> {
+        let Some(op) = self.plan.pull(i.len() as u32, j.len() as u32) else {
+            return Ok(());
+        };
+        let inputs = [
+            (PairBuf::PosI, Some(i), i.len()),
+            (PairBuf::PosJ, Some(j), j.len()),
+            (PairBuf::AccI, Some(&*acc_i), acc_i.len()),
+        ];
+        self.run(&inputs, 0, op)?;
+        self.download(PairBuf::AccI, acc_i)
+    }
+
+    fn pull_pair(
+        &mut self,
+        i: &[Vec4],
+        j: &[Vec4],
+        acc_i: &mut [Vec4],
+        react_j: &mut [Vec4],
+    ) -> Result<()> {
+        let Some(op) = self.plan.pull_pair(i.len() as u32, j.len() as u32)? else {
+            return Ok(());
+        };
+        let inputs = [
+            (PairBuf::PosI, Some(i), i.len()),
+            (PairBuf::PosJ, Some(j), j.len()),
+            (PairBuf::AccI, Some(&*acc_i), acc_i.len()),
+            (PairBuf::ReactJ, Some(&*react_j), react_j.len()),
+        ];
+        self.run(&inputs, 0, op)?;
+        self.download(PairBuf::AccI, acc_i)?;
+        self.download(PairBuf::ReactJ, react_j)
+    }
+
+    fn pull_within(&mut self, i: &[Vec4], acc_i: &mut [Vec4]) -> Result<()> {
+        let Some(op) = self.plan.pull_within(i.len() as u32)? else {
+            return Ok(());
+        };
+        let inputs = [
+            (PairBuf::PosI, Some(i), i.len()),
+            (PairBuf::AccI, Some(&*acc_i), acc_i.len()),
+        ];
+        self.run(&inputs, 0, op)?;
+        self.download(PairBuf::AccI, acc_i)
+    }
+
+    fn potential_within(&mut self, i: &[Vec4]) -> Result<f64> {
+        let n = i.len() as u32;
+        let Some(op) = self.plan.potential_within(n) else {
+            return Ok(0.0);
+        };
+        // The energy kernel's velocities: zeros (its kinetic sums are not used).
+        let inputs = [
+            (PairBuf::PosI, Some(i), i.len()),
+            (PairBuf::AccI, None, i.len()),
+        ];
+        let count = self.plan.within_partials(n);
+        self.run(&inputs, count, op)?;
+        Ok(PairPlan::finish_within(&self.partial_sums(count)?))
+    }
+
+    fn potential_between(&mut self, i: &[Vec4], j: &[Vec4]) -> Result<f64> {
+        let (ni, nj) = (i.len() as u32, j.len() as u32);
+        let Some(op) = self.plan.potential_between(ni, nj) else {
+            return Ok(0.0);
+        };
+        let inputs = [
+            (PairBuf::PosI, Some(i), i.len()),
+            (PairBuf::PosJ, Some(j), j.len()),
+        ];
+        let count = self.plan.between_partials(ni);
+        self.run(&inputs, count, op)?;
+        Ok(self.partial_sums(count)?.iter().sum())
     }
 }
 

@@ -1,10 +1,11 @@
 //! Launch plans: an integrator's stages lowered to kernel launches, as data.
 //!
-//! The CUDA backend and the emulator both execute these plans (through the
-//! one step loop of [`run`]), so they launch exactly the same kernels with
-//! the same grids, shared memory and arguments: what the emulator verifies
-//! on the CPU is what the GPU runs. The plan is made once per simulation;
-//! stepping allocates nothing.
+//! The CUDA backend and the emulator both execute these plans (one engine,
+//! [`engine::PlanEngine`], through the one step loop of [`run`], over the
+//! one device model of [`device`]), so they launch exactly the same kernels
+//! with the same grids, shared memory and arguments: what the emulator
+//! verifies on the CPU is what the GPU runs. The plan is made once per
+//! simulation; stepping allocates nothing.
 //!
 //! Lowering ([`Plan::lower`]): the integrator's stages
 //! ([`Stage`](crate::integrator::Stage)) become launches of the kernels of
@@ -14,10 +15,12 @@
 //! same `dt` becomes one fused per-body kernel.
 
 pub(crate) mod block_pair;
+pub(crate) mod device;
+pub(crate) mod engine;
 pub(crate) mod md;
 pub(crate) mod run;
 
-use gpu_kernels::entry::Launch;
+use gpu_kernels::entry::{Entry, Launch};
 use gpu_kernels::shape::{self, LaunchShape};
 
 use crate::config::{Kernel, Params};
@@ -29,7 +32,7 @@ use crate::integrator::Stage;
 pub const ELEMENTWISE_BLOCK: u32 = 256;
 
 /// A device buffer, by role.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Buf {
     /// Current positions and masses (`n` × `Vec4`).
     PosIn,
@@ -173,15 +176,32 @@ impl Plan {
             .chain([self.energy, self.check(1)])
     }
 
-    /// Largest dynamic shared memory any launch of this plan asks for.
-    pub fn max_shared_bytes(&self) -> u32 {
+    /// Every launch of [`every_op`](Self::every_op), as entry point and
+    /// shape: what a device checks before anything is allocated.
+    pub fn every_launch(&self) -> Vec<(Entry, LaunchShape)> {
         self.every_op()
             .filter_map(|op| match op {
-                Op::Launch(_, shape) => Some(shape.shared_bytes),
+                Op::Launch(launch, shape) => Some((launch.entry(), shape)),
                 _ => None,
             })
+            .collect()
+    }
+
+    /// Largest dynamic shared memory any launch of this plan asks for.
+    pub fn max_shared_bytes(&self) -> u32 {
+        self.every_launch()
+            .iter()
+            .map(|(_, shape)| shape.shared_bytes)
             .max()
             .unwrap_or(0)
+    }
+
+    /// Device bytes of every buffer the plan's engine allocates: two
+    /// position buffers, velocities and accelerations (16 bytes per body
+    /// each), the energy partial sums (`f64`) and the two-word divergence
+    /// flag; checked against a device's free memory before allocating.
+    pub fn device_bytes(&self) -> u64 {
+        4 * 16 * self.n as u64 + 8 * self.energy_partials_len() as u64 + 8
     }
 
     /// The integrator's stages as operations (see the module documentation).

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::integrator::Integrator;
-use gpu_kernels::entry::{Entry, Param};
+use gpu_kernels::entry::Param;
 
 fn all_plans(n: usize) -> Vec<Plan> {
     let mut plans = Vec::new();
@@ -274,4 +274,50 @@ fn the_ptx_check_catches_a_changed_signature_or_a_missing_kernel() {
     let renamed = crate::PTX.replace("entry nbody_kick(", "entry nbody_kick2(");
     let e = check_against_ptx(&renamed).unwrap_err();
     assert!(e.contains("nbody_kick is not in the PTX"), "{e}");
+}
+
+#[test]
+fn largest_launches_fit_without_opting_in() {
+    // The largest tile (1024 bodies x 16 bytes) and the triangle kernel's
+    // 32 bytes per thread at its largest block stay below the 48 KiB a
+    // function may use without raising its limit: the CUDA device's opt-in
+    // (`check_launches`) is exercised on the software CUDA device with a
+    // lower default (SOFTCUDA_SHARED_DEFAULT_BYTES).
+    let largest = gpu_kernels::shape::TRIANGLE_MAX_BLOCK;
+    let triangle = gpu_kernels::shape::triangle(5000, largest).unwrap();
+    let tiled = gpu_kernels::shape::tiled(5000, 1024);
+    assert_eq!((triangle.shared_bytes, tiled.shared_bytes), (16384, 16384));
+    assert!(triangle.shared_bytes.max(tiled.shared_bytes) <= 48 * 1024);
+}
+
+#[test]
+fn device_bytes_counts_every_buffer() {
+    let params = Params::new(
+        0.01,
+        ForceLaw::gravity(1.0, 0.1).unwrap(),
+        Kernel::Tiled { block: 256 },
+        Integrator::SemiImplicitEuler,
+    )
+    .unwrap();
+    let plan = Plan::new(1000, params).unwrap();
+    let partials = plan.energy_partials_len() as u64;
+    assert!(partials >= 2);
+    assert_eq!(plan.device_bytes(), 4 * 16 * 1000 + 8 * partials + 8);
+    // 2^30 bodies need 64 GiB of state: more than many GPUs have.
+    let big = Plan::new(1 << 30, params).unwrap();
+    assert!(big.device_bytes() > 64 << 30);
+}
+
+#[test]
+fn every_launch_is_every_op_that_launches() {
+    for plan in all_plans(1000) {
+        let launches = plan.every_launch();
+        let ops = plan
+            .every_op()
+            .filter(|op| matches!(op, Op::Launch(..)))
+            .count();
+        assert_eq!(launches.len(), ops);
+        let most = launches.iter().map(|(_, s)| s.shared_bytes).max();
+        assert_eq!(plan.max_shared_bytes(), most.unwrap_or(0));
+    }
 }

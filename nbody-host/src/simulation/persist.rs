@@ -1,11 +1,12 @@
-//! What a [`Simulation`] writes and resumes from: `.npy` snapshots and
-//! checkpoints.
+//! What a [`Simulation`] writes and resumes from: `.npy` snapshots,
+//! checkpoints and archive records. The file formats (`snapshot/`) know
+//! nothing of `Simulation`: what ties a simulation to them is here.
 
 use std::path::Path;
 
 use crate::config::Params;
 use crate::error::{Error, Result};
-use crate::snapshot::{self, Checkpoint};
+use crate::snapshot::{self, ArchiveWriter, Checkpoint, Snapshot};
 use crate::state::State;
 
 use super::{Simulation, SimulationBuilder};
@@ -110,5 +111,26 @@ impl Simulation {
             }),
             None => Ok(()),
         }
+    }
+}
+
+impl Snapshot {
+    /// A builder that continues the run from this snapshot, as
+    /// [`Simulation::resume`] does from a checkpoint.
+    pub fn builder(self) -> SimulationBuilder {
+        let builder = Simulation::continue_from(self.state, &self.params);
+        match self.md {
+            Some(md) => builder.md_state(md),
+            None => builder,
+        }
+    }
+}
+
+impl ArchiveWriter {
+    /// Appends `sim`'s state and parameters as one record. Refuses a
+    /// diverged state ([`Error::NonFiniteSnapshot`]) and a step not after
+    /// the last record's ([`Error::Unsupported`]).
+    pub fn append(&mut self, sim: &Simulation) -> Result<()> {
+        self.append_record(&sim.state()?, sim.params(), sim.md_state()?.as_ref())
     }
 }

@@ -71,7 +71,6 @@ use crate::error::{Error, Result};
 use crate::force::ForceLaw;
 use crate::integrator::Integrator;
 use crate::md::MdState;
-use crate::simulation::{Simulation, SimulationBuilder};
 use crate::state::{Bodies, State};
 
 const MAGIC: &[u8; 8] = b"NBODYARC";
@@ -115,17 +114,10 @@ pub struct Snapshot {
     pub md: Option<MdState>,
 }
 
-impl Snapshot {
-    /// A builder that continues the run from this snapshot, as
-    /// [`Simulation::resume`] does from a checkpoint.
-    pub fn builder(self) -> SimulationBuilder {
-        let builder = Simulation::continue_from(self.state, &self.params);
-        match self.md {
-            Some(md) => builder.md_state(md),
-            None => builder,
-        }
-    }
-}
+// `Snapshot::builder` (a builder continuing the run from a record) and
+// `ArchiveWriter::append` (a simulation's state as a record) are defined by
+// the simulation (`simulation/persist.rs`): the file format knows nothing of
+// `Simulation`.
 
 /// An archive opened for reading: its records' headers, indexed; each
 /// record's bodies are read (and their CRC32 checked) when asked for.
@@ -225,7 +217,7 @@ impl Archive {
 
     /// The last record at or before time `t` (REBOUND's archive lookup; to
     /// land on `t` itself, continue from it with
-    /// [`Snapshot::builder`] and [`Simulation::integrate_to`]).
+    /// [`Snapshot::builder`] and [`Simulation::integrate_to`](crate::Simulation::integrate_to)).
     pub fn at_time(&self, t: f64) -> Result<Snapshot> {
         let index = self.index_at_time(t).ok_or_else(|| {
             let first = self.records.first().map(|r| r.time);
@@ -351,19 +343,14 @@ impl ArchiveWriter {
         self.records == 0
     }
 
-    /// Appends `sim`'s state and parameters as one record. Refuses a
-    /// diverged state ([`Error::NonFiniteSnapshot`]) and a step not after
-    /// the last record's ([`Error::Unsupported`]).
-    pub fn append(&mut self, sim: &Simulation) -> Result<()> {
-        self.append_record(&sim.state()?, sim.params(), sim.md_state()?.as_ref())
-    }
-
     /// Appends a state with its parameters (see [`append`](Self::append)).
     pub fn append_state(&mut self, state: &State, params: &Params) -> Result<()> {
         self.append_record(state, params, None)
     }
 
-    fn append_record(
+    /// Appends a state with its parameters and a short-range run's state
+    /// (what [`append`](Self::append) takes from a simulation).
+    pub(crate) fn append_record(
         &mut self,
         state: &State,
         params: &Params,

@@ -10,12 +10,12 @@ use super::reader::Reader;
 use super::sections;
 use super::{check_writable_state, invalid, read_file, write_atomically};
 use crate::config::{Kernel, Params};
-use crate::cpu::Isa;
 use crate::engine::BackendKind;
 use crate::error::Result;
 use crate::force::ForceLaw;
 use crate::hermite::HermiteState;
 use crate::integrator::Integrator;
+use crate::isa::Isa;
 use crate::md::MdState;
 use crate::state::{Bodies, State};
 

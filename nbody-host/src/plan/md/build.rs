@@ -11,14 +11,15 @@ use gpu_kernels::periodic::{
 use gpu_kernels::shape;
 
 use super::params::invalid;
-use super::{MdBuf, MdDevice, MdPlan, vec4_words, with_headroom};
+use super::{MdBuf, MdPlan, with_headroom};
 use crate::error::{Error, Result};
+use crate::plan::device::{Device, vec4_words};
 
 impl MdPlan {
     /// Uploads the bodies (positions with masses in `w`, velocities),
     /// builds the lists and computes the first accelerations.
     #[cfg(test)]
-    pub(crate) fn start<D: MdDevice>(
+    pub(crate) fn start<D: Device<MdBuf>>(
         &mut self,
         dev: &mut D,
         pos: &[Vec4],
@@ -29,7 +30,7 @@ impl MdPlan {
 
     /// `start` with image counters per body to start from (none:
     /// all zero), as a continued run has them.
-    pub(crate) fn start_with_images<D: MdDevice>(
+    pub(crate) fn start_with_images<D: Device<MdBuf>>(
         &mut self,
         dev: &mut D,
         pos: &[Vec4],
@@ -119,7 +120,7 @@ impl MdPlan {
 
     /// Exclusive scan of `len` words of `buf` in place; the total goes to
     /// status word `total_at`.
-    pub(super) fn scan<D: MdDevice>(
+    pub(super) fn scan<D: Device<MdBuf>>(
         &self,
         dev: &mut D,
         buf: MdBuf,
@@ -158,7 +159,7 @@ impl MdPlan {
 
     /// Sorts the bodies by cell, places the ghosts and builds the lists,
     /// growing the ghost and list buffers until everything fits.
-    pub(crate) fn rebuild<D: MdDevice>(&mut self, dev: &mut D) -> Result<()> {
+    pub(crate) fn rebuild<D: Device<MdBuf>>(&mut self, dev: &mut D) -> Result<()> {
         let n = self.n;
         let [lx, ly, lz] = self.grid.l;
         let [nx, ny, nz] = self.grid.n;

@@ -1,17 +1,18 @@
 //! [`MdPlanEngine`]: a `Simulation`'s short-range run on the GPU backends,
-//! the MD plan driven over any [`MdDevice`] (the emulator's, the CUDA
-//! engine's). What the plan does not do is an [`Error::Unsupported`] naming
-//! it, from [`md_params`], before anything is allocated.
+//! the MD plan driven over any [`Device`] (the emulator's, CUDA's). What the
+//! plan does not do is an [`Error::Unsupported`] naming it, from
+//! [`md_params`], before the device is opened.
 
 use glam::Vec3;
 
-use super::{MdBuf, MdDevice, MdParams, MdPlan, words_tag, words_vec4};
+use super::{MdBuf, MdParams, MdPlan, words_tag};
 use crate::config::Params;
 use crate::engine::{BackendKind, Divergence, Engine};
 use crate::error::{Error, Result};
 use crate::force::ForceLaw;
 use crate::integrator::Integrator;
 use crate::md::{Boundary, Enumeration, Lists, MdState, MdStats, Rebuild, ThermoSums};
+use crate::plan::device::{Device, words_vec4};
 use crate::state::{Bodies, Energy};
 
 /// The MD plan's parameters for `params`, and its rebuild interval (`None`:
@@ -110,21 +111,20 @@ pub(crate) fn nearest(bodies: &Bodies, lengths: [f32; 3], i: usize) -> (usize, f
 }
 
 /// A short-range run on the GPU MD plan over the device `D`.
-pub(crate) struct MdPlanEngine<D: MdDevice> {
+pub(crate) struct MdPlanEngine<D> {
     plan: MdPlan,
     dev: D,
-    kind: BackendKind,
     /// List entries per body at the last build, and the build it was read at.
     entries_per_atom: (f64, u64),
 }
 
-impl<D: MdDevice> MdPlanEngine<D> {
-    /// Uploads `bodies` (with `start`'s image counters), builds the lists
-    /// and computes the first forces; an overlapping pair is an
-    /// [`Error::Overlapping`] naming it, as on the CPU.
+impl<D: Device<MdBuf>> MdPlanEngine<D> {
+    /// Checks the run, opens the device (`open`, called only once the input
+    /// is known good), uploads `bodies` (with `start`'s image counters),
+    /// builds the lists and computes the first forces; an overlapping pair
+    /// is an [`Error::Overlapping`] naming it, as on the CPU.
     pub(crate) fn new(
-        mut dev: D,
-        kind: BackendKind,
+        open: impl FnOnce() -> Result<D>,
         bodies: &Bodies,
         params: &Params,
         start: Option<&MdState>,
@@ -139,13 +139,13 @@ impl<D: MdDevice> MdPlanEngine<D> {
         }
         let mut plan = MdPlan::new(bodies.len(), md)?;
         plan.set_rebuild_every(every);
+        let mut dev = open()?;
         let (pos, vel) = bodies.to_device_layout();
         let images = start.map(|s| &s.images[..]).unwrap_or(&[]);
         plan.start_with_images(&mut dev, &pos, &vel, images)?;
         let mut engine = MdPlanEngine {
             plan,
             dev,
-            kind,
             entries_per_atom: (0.0, 0),
         };
         engine.count_entries()?;
@@ -193,9 +193,9 @@ impl<D: MdDevice> MdPlanEngine<D> {
     }
 }
 
-impl<D: MdDevice + Send> Engine for MdPlanEngine<D> {
+impl<D: Device<MdBuf>> Engine for MdPlanEngine<D> {
     fn kind(&self) -> BackendKind {
-        self.kind.clone()
+        self.dev.kind()
     }
 
     fn method(&self) -> &'static str {

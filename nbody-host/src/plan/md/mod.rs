@@ -3,8 +3,8 @@
 //! Verlet, as a sequence of launches of the kernel table's MD entries.
 //!
 //! Driven by plain parameters ([`MdParams`]: box, cutoff, skin, epsilon,
-//! sigma, shift, dt) and by any device that implements [`MdDevice`] (the
-//! emulator's in `emulator/md.rs`, the CUDA engine's in `cuda/md.rs`).
+//! sigma, shift, dt) over any [`Device`](super::device::Device) keyed by
+//! [`MdBuf`] (the emulator's, `emulator/device.rs`; CUDA's, `cuda/device.rs`).
 //! [`MdPlanEngine`] (`engine.rs`) runs it behind `Simulation` on
 //! `Backend::Emulator` and `Backend::Cuda`: Lennard-Jones in a periodic box
 //! with cell-built full lists and velocity Verlet; anything else is an
@@ -32,8 +32,6 @@
 //! Every launch is deterministic (see `gpu_kernels::binning`), so a run
 //! gives the same bits on any schedule and any thread count.
 
-use gpu_kernels::Vec4;
-use gpu_kernels::entry::Launch;
 use gpu_kernels::periodic::{Grid, Tag};
 use gpu_kernels::shape::{self, LaunchShape, NEIGHBOUR_GROUP};
 
@@ -45,8 +43,6 @@ mod params;
 mod step;
 
 pub(crate) use engine::MdPlanEngine;
-#[cfg(feature = "cuda")]
-pub(crate) use engine::md_params;
 pub(crate) use params::MdParams;
 #[cfg(test)]
 use step::MdState;
@@ -101,43 +97,6 @@ pub(crate) enum MdBuf {
     Status,
     /// Thermo partial sums (`lj_partials` × `f64`).
     Partials,
-}
-
-/// What the MD plan needs from a device. Buffers are sized in 32-bit words;
-/// every method orders itself after the work queued before it.
-pub(crate) trait MdDevice {
-    /// (Re)allocates `buf` with `words` words: zeroed, or with `keep` the old
-    /// contents (as many words as fit) and zeros after them.
-    fn alloc(&mut self, buf: MdBuf, words: usize, keep: bool) -> Result<()>;
-    /// Writes `data` at word `offset` of `buf`.
-    fn write(&mut self, buf: MdBuf, offset: usize, data: &[u32]) -> Result<()>;
-    /// Sets every word of `buf` to `value`.
-    fn fill(&mut self, buf: MdBuf, value: u32) -> Result<()>;
-    /// Waits for the queued work and reads `len` words of `buf` from `offset`.
-    fn read(&mut self, buf: MdBuf, offset: usize, len: usize) -> Result<Vec<u32>>;
-    /// Queues a launch (skipped when the grid is empty).
-    fn launch(&mut self, launch: Launch<MdBuf>, shape: LaunchShape) -> Result<()>;
-    /// Swaps the memory behind two roles.
-    fn swap(&mut self, a: MdBuf, b: MdBuf);
-}
-
-fn vec4_words(v: &[Vec4]) -> Vec<u32> {
-    v.iter()
-        .flat_map(|p| p.to_array().map(f32::to_bits))
-        .collect()
-}
-
-fn words_vec4(w: &[u32]) -> Vec<Vec4> {
-    w.chunks_exact(4)
-        .map(|c| {
-            Vec4::new(
-                f32::from_bits(c[0]),
-                f32::from_bits(c[1]),
-                f32::from_bits(c[2]),
-                f32::from_bits(c[3]),
-            )
-        })
-        .collect()
 }
 
 fn words_tag(w: &[u32]) -> Vec<Tag> {

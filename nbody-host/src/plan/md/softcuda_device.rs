@@ -12,8 +12,10 @@ use softcuda::{
     Device, LaunchConfig, LaunchOptions, Module, RaceCheck, Schedule, Stats, arch, mufu,
 };
 
-use super::{MdBuf, MdDevice};
+use super::MdBuf;
+use crate::engine::BackendKind;
 use crate::error::{Error, Result};
+use crate::plan::device::Device as PlanDevice;
 
 /// A softcuda device holding the MD buffers.
 pub(crate) struct SoftMd {
@@ -65,7 +67,23 @@ impl SoftMd {
     }
 }
 
-impl MdDevice for SoftMd {
+/// The interpreter runs each launch to completion: nothing is ever queued.
+impl PlanDevice<MdBuf> for SoftMd {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Cuda {
+            device: 0,
+            name: "softcuda (in process)".into(),
+        }
+    }
+
+    fn shared_opt_in(&self) -> u32 {
+        arch::SM90.shared_optin
+    }
+
+    fn synchronize(&mut self) -> Result<()> {
+        Ok(())
+    }
+
     fn alloc(&mut self, buf: MdBuf, words: usize, keep: bool) -> Result<()> {
         let addr = self
             .device

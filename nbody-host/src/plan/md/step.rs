@@ -8,9 +8,10 @@ use gpu_kernels::lj::THERMO_PARTIALS;
 use gpu_kernels::periodic::{self, STATUS_FINITE, STATUS_MOVED, STATUS_WORDS};
 use gpu_kernels::shape;
 
-use super::{MdBuf, MdDevice, MdPlan, words_tag, words_vec4};
+use super::{MdBuf, MdPlan, words_tag};
 use crate::engine::Divergence;
 use crate::error::Result;
+use crate::plan::device::{Device, words_vec4};
 
 /// Energies and pressure of the current state, summed in `f64`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -39,7 +40,7 @@ pub(crate) struct MdState {
 impl MdPlan {
     /// Accelerations at the current positions; with `thermo` also the
     /// partial sums of [`MdPlan::thermo`].
-    pub(super) fn forces<D: MdDevice>(&self, dev: &mut D, thermo: bool) -> Result<()> {
+    pub(super) fn forces<D: Device<MdBuf>>(&self, dev: &mut D, thermo: bool) -> Result<()> {
         let (pos, nlist, ncount, acc, vel) = (
             MdBuf::Pos,
             MdBuf::NList,
@@ -81,7 +82,7 @@ impl MdPlan {
         dev.launch(launch, shape::lj(n, self.params.block, thermo))
     }
 
-    fn kick<D: MdDevice>(&self, dev: &mut D) -> Result<()> {
+    fn kick<D: Device<MdBuf>>(&self, dev: &mut D) -> Result<()> {
         dev.launch(
             Launch::Kick {
                 vel: MdBuf::Vel,
@@ -95,7 +96,7 @@ impl MdPlan {
 
     /// Runs `steps` velocity-Verlet steps; stops at the first step after
     /// which a body is not finite (reported with the body's original index).
-    pub(crate) fn step<D: MdDevice>(
+    pub(crate) fn step<D: Device<MdBuf>>(
         &mut self,
         dev: &mut D,
         steps: u64,
@@ -171,7 +172,7 @@ impl MdPlan {
     }
 
     /// The divergence in the caller's numbering; resets the flag.
-    fn diverged<D: MdDevice>(
+    fn diverged<D: Device<MdBuf>>(
         &self,
         dev: &mut D,
         status: &[u32],
@@ -190,7 +191,7 @@ impl MdPlan {
 
     /// Kinetic and potential energy, virial and pressure of the current
     /// state (recomputes the forces, which are unchanged).
-    pub(crate) fn thermo<D: MdDevice>(&self, dev: &mut D) -> Result<Thermo> {
+    pub(crate) fn thermo<D: Device<MdBuf>>(&self, dev: &mut D) -> Result<Thermo> {
         self.forces(dev, true)?;
         let blocks = shape::lj_partials(self.n, self.params.block) / THERMO_PARTIALS;
         let words = dev.read(MdBuf::Partials, 0, 2 * (THERMO_PARTIALS * blocks) as usize)?;
@@ -218,7 +219,7 @@ impl MdPlan {
 
     /// The bodies in the caller's order: positions wrapped into the box with
     /// their image counters, velocities.
-    pub(crate) fn read_state<D: MdDevice>(&self, dev: &mut D) -> Result<MdState> {
+    pub(crate) fn read_state<D: Device<MdBuf>>(&self, dev: &mut D) -> Result<MdState> {
         let n = self.n as usize;
         let pos = words_vec4(&dev.read(MdBuf::Pos, 0, 4 * n)?);
         let vel = words_vec4(&dev.read(MdBuf::Vel, 0, 4 * n)?);

@@ -4,7 +4,12 @@
 use super::*;
 
 /// Scans `data` in place on `dev`: the result and the total.
-fn scan_on<D: MdDevice>(mut dev: D, plan: &MdPlan, data: &[u32], block: u32) -> (Vec<u32>, u32) {
+fn scan_on<D: Device<MdBuf>>(
+    mut dev: D,
+    plan: &MdPlan,
+    data: &[u32],
+    block: u32,
+) -> (Vec<u32>, u32) {
     let len = data.len();
     dev.alloc(MdBuf::GhostOff, len, false).unwrap();
     dev.write(MdBuf::GhostOff, 0, data).unwrap();
@@ -93,7 +98,7 @@ fn forces_and_thermo_match_the_reference_on_the_emulator() {
 
 /// Starts `case` on `dev`, then builds its lists again with room for 4
 /// neighbours: the status word and the counts.
-fn overflow_on<D: MdDevice>(mut dev: D, case: &Case) -> (u32, Vec<u32>) {
+fn overflow_on<D: Device<MdBuf>>(mut dev: D, case: &Case) -> (u32, Vec<u32>) {
     let plan = case.start(&mut dev);
     dev.launch(plan.neighbours(4), plan.per_body(plan.n))
         .unwrap();

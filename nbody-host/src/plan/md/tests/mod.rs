@@ -35,6 +35,7 @@
     reason = "component loops read best indexed"
 )]
 
+use gpu_kernels::Vec4;
 use gpu_kernels::periodic::{
     Grid, STATUS_GHOSTS, STATUS_LOST, STATUS_NEIGHBOURS, STATUS_WORDS, Tag,
 };
@@ -44,7 +45,8 @@ use softcuda::Schedule;
 use super::reference::{self, Lj};
 use super::softcuda_device::SoftMd;
 use super::*;
-use crate::emulator::{EmulatedMd, LaunchOptions};
+use crate::emulator::{EmulatedDevice, LaunchOptions};
+use crate::plan::device::{Device, words_vec4};
 
 mod kernels;
 mod runs;
@@ -52,8 +54,8 @@ mod runs;
 const U: f64 = 1.0 / 16_777_216.0;
 const E_PAIR: f64 = 64.0 * U;
 
-fn emulator() -> EmulatedMd {
-    EmulatedMd::new(LaunchOptions::default())
+fn emulator() -> EmulatedDevice<MdBuf> {
+    EmulatedDevice::new(LaunchOptions::default())
 }
 
 fn schedules() -> [Schedule; 4] {
@@ -109,7 +111,7 @@ impl Case {
             .collect()
     }
 
-    fn start<D: MdDevice>(&self, dev: &mut D) -> MdPlan {
+    fn start<D: Device<MdBuf>>(&self, dev: &mut D) -> MdPlan {
         let mut plan = MdPlan::new(self.pos.len(), self.params).unwrap();
         let zeros = vec![0.0; self.pos.len()];
         plan.start(
@@ -216,11 +218,11 @@ fn cases() -> Vec<Case> {
     out
 }
 
-fn read_vec4<D: MdDevice>(dev: &mut D, buf: MdBuf, count: usize) -> Vec<Vec4> {
+fn read_vec4<D: Device<MdBuf>>(dev: &mut D, buf: MdBuf, count: usize) -> Vec<Vec4> {
     words_vec4(&dev.read(buf, 0, 4 * count).unwrap())
 }
 
-fn read_tags<D: MdDevice>(dev: &mut D, n: usize) -> Vec<Tag> {
+fn read_tags<D: Device<MdBuf>>(dev: &mut D, n: usize) -> Vec<Tag> {
     words_tag(&dev.read(MdBuf::Tag, 0, 4 * n).unwrap())
 }
 
@@ -232,7 +234,7 @@ fn f64s(v: &[Vec4]) -> Vec<[f64; 3]> {
 
 /// Checks the sorted arrays after a build: every body once, wrapped into
 /// the box with its image counters, sorted by cell, stable within a cell.
-fn check_binning<D: MdDevice>(dev: &mut D, plan: &MdPlan, case: &Case, first_build: bool) {
+fn check_binning<D: Device<MdBuf>>(dev: &mut D, plan: &MdPlan, case: &Case, first_build: bool) {
     let n = case.pos.len();
     let what = &case.name;
     let pos = read_vec4(dev, MdBuf::Pos, n);
@@ -290,7 +292,7 @@ fn check_binning<D: MdDevice>(dev: &mut D, plan: &MdPlan, case: &Case, first_bui
 }
 
 /// Ghosts sit at their body plus their shift, exactly as the kernel rounds it.
-fn check_ghosts<D: MdDevice>(dev: &mut D, plan: &MdPlan, what: &str) {
+fn check_ghosts<D: Device<MdBuf>>(dev: &mut D, plan: &MdPlan, what: &str) {
     let n = plan.n() as usize;
     let ghosts = plan.ghosts() as usize;
     let all = read_vec4(dev, MdBuf::Pos, n + ghosts);
@@ -304,7 +306,7 @@ fn check_ghosts<D: MdDevice>(dev: &mut D, plan: &MdPlan, what: &str) {
 }
 
 /// The neighbour counts and the whole list buffer.
-fn read_lists<D: MdDevice>(dev: &mut D, plan: &MdPlan) -> (Vec<u32>, Vec<u32>) {
+fn read_lists<D: Device<MdBuf>>(dev: &mut D, plan: &MdPlan) -> (Vec<u32>, Vec<u32>) {
     let words = shape::neighbour_stride(plan.n()) as usize * plan.capacity() as usize;
     let count = dev.read(MdBuf::NCount, 0, plan.n() as usize).unwrap();
     (count, dev.read(MdBuf::NList, 0, words).unwrap())
@@ -312,7 +314,7 @@ fn read_lists<D: MdDevice>(dev: &mut D, plan: &MdPlan) -> (Vec<u32>, Vec<u32>) {
 
 /// Checks the neighbour lists against the reference pairs within
 /// `r_list` (pairs within 1e-5 of `r_list` may go either way).
-fn check_lists<D: MdDevice>(dev: &mut D, plan: &MdPlan, case: &Case) {
+fn check_lists<D: Device<MdBuf>>(dev: &mut D, plan: &MdPlan, case: &Case) {
     let n = case.pos.len();
     let what = &case.name;
     let ghosts = plan.ghosts() as usize;
@@ -379,7 +381,7 @@ fn check_lists<D: MdDevice>(dev: &mut D, plan: &MdPlan, case: &Case) {
 
 /// Checks accelerations (and with `thermo` the energies) of the current
 /// state against the reference.
-fn check_forces<D: MdDevice>(dev: &mut D, plan: &MdPlan, case: &Case) {
+fn check_forces<D: Device<MdBuf>>(dev: &mut D, plan: &MdPlan, case: &Case) {
     let n = case.pos.len();
     let what = &case.name;
     let pos = read_vec4(dev, MdBuf::Pos, n);
@@ -439,7 +441,7 @@ fn check_forces<D: MdDevice>(dev: &mut D, plan: &MdPlan, case: &Case) {
 
 /// The bodies of `list`'s entries for each slot (ghosts mapped to their
 /// body), from the device.
-fn listed<D: MdDevice>(dev: &mut D, plan: &MdPlan) -> Vec<Vec<usize>> {
+fn listed<D: Device<MdBuf>>(dev: &mut D, plan: &MdPlan) -> Vec<Vec<usize>> {
     let n = plan.n() as usize;
     let src = dev
         .read(MdBuf::GhostSrc, 0, plan.ghosts() as usize)
@@ -457,7 +459,7 @@ fn listed<D: MdDevice>(dev: &mut D, plan: &MdPlan) -> Vec<Vec<usize>> {
 
 /// Every pair closer than the cutoff now (the bodies have moved since the
 /// build) is in both bodies' lists: the rebuild trigger missed nothing.
-fn check_no_missed_pair<D: MdDevice>(dev: &mut D, plan: &MdPlan, lj: &Lj, what: &str) {
+fn check_no_missed_pair<D: Device<MdBuf>>(dev: &mut D, plan: &MdPlan, lj: &Lj, what: &str) {
     let n = plan.n() as usize;
     let pos = f64s(&read_vec4(dev, MdBuf::Pos, n));
     let lists = listed(dev, plan);

@@ -187,7 +187,7 @@ trait StepDevice {
     fn state(&mut self, plan: &MdPlan) -> MdState;
 }
 
-impl<D: MdDevice> StepDevice for D {
+impl<D: Device<MdBuf>> StepDevice for D {
     fn start_case(&mut self, case: &Case) -> MdPlan {
         case.start(self)
     }
@@ -263,7 +263,7 @@ trait RunDevice {
     fn run(&mut self, case: &Case, steps: u64) -> RunBits;
 }
 
-impl<D: MdDevice> RunDevice for D {
+impl<D: Device<MdBuf>> RunDevice for D {
     fn run(&mut self, case: &Case, steps: u64) -> RunBits {
         let mut plan = case.start(self);
         assert_eq!(plan.step(self, steps).unwrap(), None);
