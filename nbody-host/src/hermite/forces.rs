@@ -36,8 +36,8 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use crate::isa::Isa;
 use crate::error::{Error, Result};
+use crate::isa::Isa;
 
 /// The arithmetic of the force, jerk and potential sums.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
