@@ -1,0 +1,116 @@
+//! Host round trips per run on the CUDA backend (issue 23 item 1), counted
+//! in the software CUDA device's log (feature `cuda`,
+//! `scripts/ci-softcuda.sh`): every call that makes the host wait for the
+//! device is one round trip, and a run of K steps that asks for no output
+//! on the way must make as many as a run of a few steps, whatever K.
+//!
+//! Each run happens in a child process (`cuda_env`), since the driver reads
+//! `SOFTCUDA_LOG` once, at `cuInit`.
+#![cfg(feature = "cuda")]
+
+#[allow(
+    dead_code,
+    unused_imports,
+    reason = "the test calls only part of the example"
+)]
+#[path = "../../examples/nbody_tiled.rs"]
+mod nbody_tiled;
+
+mod cuda_env;
+
+use std::path::Path;
+use std::time::Duration;
+
+/// Driver calls that make the host wait for queued device work: the
+/// synchronisations, the synchronous device-to-host copy, and `cuMemFree`
+/// (which synchronises the context).
+const WAITS: [&str; 5] = [
+    "cuStreamSynchronize ",
+    "cuEventSynchronize ",
+    "cuCtxSynchronize ",
+    "cuMemcpyDtoH_v2 ",
+    "cuMemFree_v2 ",
+];
+
+/// The calls of the driver's log that waited, by name, in order.
+fn waits(log: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
+    text.lines()
+        .filter_map(|l| l.strip_prefix("softcuda: "))
+        .filter(|l| WAITS.iter().any(|w| l.starts_with(w)))
+        .map(|l| l.split(' ').next().unwrap_or(l).to_owned())
+        .collect()
+}
+
+/// Each call's name with its count, for a failure message.
+fn tally(waits: &[String]) -> String {
+    let mut counts = std::collections::BTreeMap::<&str, usize>::new();
+    for w in waits {
+        *counts.entry(w).or_default() += 1;
+    }
+    format!("{} waits {counts:?}", waits.len())
+}
+
+/// Runs `nbody_tiled` in the child with the arguments of `NBODY_TEST_ARGS`
+/// and progress lines as a script sees them (stderr not a terminal).
+fn run_example_in_child() {
+    let args = std::env::var("NBODY_TEST_ARGS").expect("set by the parent");
+    let argv = std::iter::once("nbody_tiled").chain(args.split(' '));
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let progress = nbody_tiled::Progress::Lines(Duration::from_secs(5));
+    let result = nbody_tiled::cli(argv, &mut out, &mut err, progress);
+    assert!(
+        result.is_ok(),
+        "{args}: {:?}\n{}",
+        result.err().map(|f| f.line),
+        String::from_utf8_lossy(&err)
+    );
+}
+
+/// The waits of `nbody_tiled` run with `args` in a child process.
+fn waits_of_run(name: &str, args: &str) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("softcuda.log");
+    let log_text = log.to_str().unwrap().to_owned();
+    let vars = [
+        ("SOFTCUDA_LOG", log_text.as_str()),
+        ("NBODY_TEST_ARGS", args),
+    ];
+    // The child itself runs the example at the top of the test.
+    assert!(
+        !cuda_env::in_child(name, &vars),
+        "only the parent gets here"
+    );
+    waits(&log)
+}
+
+/// A gravity run of K steps with no output requested (no `--every`, no
+/// frames, no energy) waits for the device as often for K = 200 as for
+/// K = 20, and a handful of times in all. Before the fix the command line
+/// stepped in chunks of 1 % of the run, each ending with a read of the
+/// divergence flag and an event wait: 20 steps made 20 device-to-host
+/// copies, 200 steps 100.
+#[test]
+fn a_gravity_run_waits_for_the_device_a_fixed_number_of_times() {
+    let name = "a_gravity_run_waits_for_the_device_a_fixed_number_of_times";
+    if std::env::var("NBODY_TEST_CHILD").as_deref() == Ok(name) {
+        run_example_in_child();
+        return;
+    }
+    let run = |steps: u32| {
+        let args = format!("--backend cuda --n 64 --block 32 --steps {steps} --no-energy");
+        waits_of_run(name, &args)
+    };
+    let (short, long) = (run(20), run(200));
+    assert!(!short.is_empty(), "the log shows no waits at all");
+    assert_eq!(
+        short.len(),
+        long.len(),
+        "waits grow with the step count: 20 steps {}, 200 steps {}",
+        tally(&short),
+        tally(&long)
+    );
+    // Opening (the module's memory check), the run, and the six buffers
+    // freed at the end.
+    assert!(short.len() <= 12, "20 steps: {short:?}");
+}
