@@ -575,6 +575,58 @@ pub fn check_outputs(cli: &RunArgs) -> Result<()> {
 }
 
 /// Prints `progress: ...` lines at most every `every`.
+/// How many steps each `Session::step` call of the run loop asks for,
+/// before the cuts at checkpoints and frames. Every call ends with a host
+/// round trip on a GPU (the divergence flag is read once per call), so:
+/// - with no progress shown, the whole run in one call;
+/// - with a bar or progress lines, one step first, then as many as fill the
+///   display's period at the speed measured so far (a 20-step GPU run
+///   makes two calls; a long one about one per period);
+/// - over MPI ranks (whose calls are collective and must agree on every
+///   rank, where only rank 0 shows progress), 1 % of the run, as before.
+struct Chunks {
+    /// Steps of the next call; `None`: sized by the period from the speed.
+    fixed: Option<u64>,
+    /// How often progress is shown.
+    period: Duration,
+    /// Steps per second measured by the last call.
+    rate: Option<f64>,
+}
+
+impl Chunks {
+    fn new(to_run: u64, progress: Progress, local: bool) -> Chunks {
+        let (fixed, period) = match (local, progress) {
+            (false, _) => (Some((to_run / 100).max(1)), Duration::ZERO),
+            (true, Progress::Off) => (Some(to_run.max(1)), Duration::ZERO),
+            (true, Progress::Bar) => (None, Duration::from_millis(250)),
+            (true, Progress::Lines(every)) => (None, every),
+        };
+        Chunks {
+            fixed,
+            period,
+            rate: None,
+        }
+    }
+
+    fn next(&self) -> u64 {
+        match (self.fixed, self.rate) {
+            (Some(k), _) => k,
+            (None, None) => 1,
+            (None, Some(rate)) => (rate * self.period.as_secs_f64()).clamp(1.0, 1e18) as u64,
+        }
+    }
+
+    /// A call ran `steps` steps in `elapsed`.
+    fn took(&mut self, steps: u64, elapsed: Duration) {
+        let secs = elapsed.as_secs_f64();
+        self.rate = Some(if secs > 0.0 {
+            steps as f64 / secs
+        } else {
+            f64::INFINITY
+        });
+    }
+}
+
 struct ProgressLines {
     every: Duration,
     start: Instant,
@@ -811,13 +863,13 @@ pub fn run(
         }
         None => None,
     };
-    // Chunks of about 1% of the run, so the bar moves; cut at checkpoints
-    // and frames.
-    let chunk = (to_run / 100).max(1);
+    // Steps per call: each call ends with one wait for the device (its
+    // divergence flag), so a run asks for as few as its output allows.
+    let mut chunks = Chunks::new(to_run, progress, session.simulation().is_some());
     let mut last_checkpoint = None;
     while session.steps_done() < target {
         let done = session.steps_done();
-        let mut end = (done + chunk).min(target);
+        let mut end = (done + chunks.next()).min(target);
         if let Some(k) = cli.every {
             end = end.min((done / k + 1) * k);
         }
@@ -828,6 +880,7 @@ pub fn run(
         let t = Instant::now();
         let stepped = session.step(end - done);
         stepping += t.elapsed();
+        chunks.took(end - done, t.elapsed());
         if let Err(e) = stepped {
             bar.abandon();
             return Err(e.into());

@@ -86,6 +86,9 @@ struct State<K> {
     stop: Event,
     /// Device seconds of the timed batches.
     seconds: f64,
+    /// `stop` is recorded after `start` and not yet added to `seconds`:
+    /// the next synchronisation adds it (no wait of its own).
+    timing: bool,
     stream: Stream,
     /// `CudaDevice::context`, raw, for making it current.
     context: sys::CUcontext,
@@ -132,6 +135,7 @@ impl<K: Role> CudaDevice<K> {
             start: event()?,
             stop: event()?,
             seconds: 0.0,
+            timing: false,
             stream: Stream::new(StreamFlags::NON_BLOCKING, None)
                 .map_err(during("creating a stream"))?,
             context: context.as_raw(),
@@ -153,12 +157,33 @@ impl<K: Role> State<K> {
         driver(status, "making the context current")
     }
 
-    /// Waits for the stream; the host words of the uploads can go.
+    /// Waits for the stream; the host words of the uploads can go, and a
+    /// timed batch that ended is added to the device seconds.
     fn sync(&mut self) -> Result<()> {
         self.stream
             .synchronize()
             .map_err(during("running the kernels"))?;
         self.pending.clear();
+        self.fold_timing(true)
+    }
+
+    /// Adds the batch between `start` and `stop` to `seconds`, if one ended
+    /// since the last time, waiting for `stop` unless the stream has just
+    /// been synchronised (`drained`).
+    fn fold_timing(&mut self, drained: bool) -> Result<()> {
+        if self.timing {
+            if !drained {
+                self.stop
+                    .synchronize()
+                    .map_err(during("running the kernels"))?;
+            }
+            let ms = self
+                .stop
+                .elapsed_time_f32(&self.start)
+                .map_err(during("timing the steps"))?;
+            self.seconds += ms as f64 / 1e3;
+            self.timing = false;
+        }
         Ok(())
     }
 
@@ -373,25 +398,23 @@ impl<K: Role> Device<K> for CudaDevice<K> {
     fn timer_start(&mut self) -> Result<()> {
         let d = &mut *self.state;
         d.enter()?;
+        // A batch not yet added would be lost when `start` is recorded again.
+        d.fold_timing(false)?;
         d.start
             .record(&d.stream)
             .map_err(during("recording an event"))
     }
 
+    /// Records the end of the batch without waiting for it: the batch's
+    /// time is added at the next synchronisation (the flag read that ends
+    /// every batch), so timing costs no round trip of its own.
     fn timer_stop(&mut self) -> Result<()> {
         let d = &mut *self.state;
         d.enter()?;
         d.stop
             .record(&d.stream)
             .map_err(during("recording an event"))?;
-        d.stop
-            .synchronize()
-            .map_err(during("running the kernels"))?;
-        let ms = d
-            .stop
-            .elapsed_time_f32(&d.start)
-            .map_err(during("timing the steps"))?;
-        d.seconds += ms as f64 / 1e3;
+        d.timing = true;
         Ok(())
     }
 

@@ -103,14 +103,17 @@ pub(crate) trait Device<K: Role>: Send {
         Ok(())
     }
 
-    /// Marks the end of a timed batch and adds its device time to
-    /// [`seconds`](Self::seconds) (CUDA: records an event and waits for it).
+    /// Marks the end of a timed batch, whose device time
+    /// [`seconds`](Self::seconds) includes from the next
+    /// [`read`](Self::read) or [`synchronize`](Self::synchronize) on (CUDA:
+    /// records an event, without waiting for it: no round trip of its own).
     fn timer_stop(&mut self) -> Result<()> {
         Ok(())
     }
 
-    /// Device seconds of the timed batches so far, where the device can
-    /// time them (CUDA events); `None` otherwise.
+    /// Device seconds of the timed batches up to the last read or
+    /// synchronisation, where the device can time them (CUDA events);
+    /// `None` otherwise.
     fn seconds(&self) -> Option<f64> {
         None
     }
