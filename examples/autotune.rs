@@ -15,7 +15,9 @@
 //! semi-implicit Euler). Each configuration runs one untimed warm-up step,
 //! then the fastest of `--repeat` timed runs of `--steps` steps counts
 //! (on CUDA, timed with CUDA events). The last line is machine-readable:
-//! `best backend=<b> kernel=<k> block=<B> i_block=<i> j_tile=<j> pips=<p>`.
+//! `best backend=<b> kernel=<k> block=<B> i_block=<i> j_tile=<j> pips=<p> split=<S>`
+//! (the split kernel's threads per body; 1 for the others). On the GPU
+//! backends the sweep includes `auto`, saved as the kernel it chose.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -91,6 +93,24 @@ fn configs(backend: &str) -> Vec<Config> {
             });
         }
     } else {
+        // What `Kernel::Auto` would choose here, beside the sweep.
+        out.push(Config {
+            label: "auto".into(),
+            kernel: Kernel::Auto,
+            cpu: None,
+        });
+        // The split kernel: threads per body, at least 8 bodies per block.
+        for block in [128, 256, 512, 1024] {
+            for split in [4, 16, 64] {
+                if split <= block / 8 {
+                    out.push(Config {
+                        label: format!("split {block}/{split}"),
+                        kernel: Kernel::Split { block, split },
+                        cpu: None,
+                    });
+                }
+            }
+        }
         for name in ["simt", "tiled", "triangle"] {
             for block in [32, 64, 128, 256, 512, 1024] {
                 let kernel = Kernel::from_name(name, block).expect("known kernel");
@@ -158,6 +178,15 @@ pub fn run(cli: Cli) -> Result<()> {
             Err(e) => return Err(e).context(format!("building {}", config.label)),
         };
         device = Some(sim.backend());
+        // `auto` is saved as what it chose on this device.
+        let config = Config {
+            kernel: sim.params().kernel(),
+            label: match config.kernel {
+                Kernel::Auto => format!("auto = {}", sim.params().kernel()),
+                _ => config.label,
+            },
+            ..config
+        };
         sim.step(1)?;
         let mut best = f64::INFINITY;
         for _ in 0..cli.repeat {
@@ -229,13 +258,14 @@ pub fn run(cli: Cli) -> Result<()> {
     }
     let tuning = profile.cpu_tuning.unwrap_or_default();
     println!(
-        "best backend={} kernel={} block={} i_block={} j_tile={} pips={:.6e}",
+        "best backend={} kernel={} block={} i_block={} j_tile={} pips={:.6e} split={}",
         profile.backend.name(),
         profile.kernel.name(),
         profile.kernel.block(),
         tuning.i_block,
         tuning.j_tile,
-        profile.pips
+        profile.pips,
+        profile.kernel.split()
     );
     Ok(())
 }

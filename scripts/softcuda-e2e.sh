@@ -31,7 +31,7 @@ energies() { # backend kernel integrator -> "e0 e1"
 }
 
 fail=0
-for kernel in simt tiled triangle; do
+for kernel in simt tiled triangle split auto; do
   for integrator in euler leapfrog; do
     cpu=$(energies cpu $kernel $integrator)
     gpu=$(energies cuda $kernel $integrator) || { echo "FAIL $kernel $integrator: the CUDA run failed"; fail=1; continue; }

@@ -65,12 +65,17 @@ pub struct RunArgs {
     /// Plummer softening length [default: 0.1, or the checkpoint's]
     #[arg(long)]
     pub softening: Option<f64>,
-    /// Force kernel [default: tiled, or the checkpoint's]
+    /// Force kernel [default: auto (chosen from N and the device; tiled on
+    /// the CPU), tiled with --block alone, or the checkpoint's]
     #[arg(long, value_enum)]
     pub kernel: Option<KernelArg>,
     /// Threads per block, a power of two in 32..=1024 [default: 256, or the checkpoint's]
     #[arg(long)]
     pub block: Option<u32>,
+    /// Split kernel: threads per body, a power of two from 1 to the block
+    /// [default: 16 or the block, or the checkpoint's]
+    #[arg(long)]
+    pub split: Option<u32>,
     /// Time integrator [default: euler, or the checkpoint's]; hermite: 4th-order
     /// Hermite with block time steps in f64 (--dt is then the interval at whose
     /// ends all bodies are synchronised, default 0.125)
@@ -154,6 +159,8 @@ pub enum KernelArg {
     Simt,
     Tiled,
     Triangle,
+    Split,
+    Auto,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -377,15 +384,29 @@ pub fn defaults_for(backend: &str) -> (usize, u64) {
 /// checkpoint's).
 pub fn configure(builder: SimulationBuilder, cli: &RunArgs, base: &Params) -> SimulationBuilder {
     let block = cli.block.unwrap_or(base.kernel().block());
+    let split = Kernel::Split {
+        block,
+        split: cli.split.unwrap_or(match base.kernel() {
+            Kernel::Split { split, .. } => split,
+            _ => Kernel::default_split(block),
+        }),
+    };
     let kernel = match cli.kernel {
         None => match base.kernel() {
+            Kernel::Auto if cli.split.is_some() => split,
+            // --block alone: the tiled kernel, as before `auto`.
+            Kernel::Auto if cli.block.is_some() => Kernel::Tiled { block },
+            Kernel::Auto => Kernel::Auto,
             Kernel::Simt { .. } => Kernel::Simt { block },
             Kernel::Tiled { .. } => Kernel::Tiled { block },
+            Kernel::Split { .. } => split,
             _ => Kernel::Triangle { block },
         },
         Some(KernelArg::Simt) => Kernel::Simt { block },
         Some(KernelArg::Tiled) => Kernel::Tiled { block },
         Some(KernelArg::Triangle) => Kernel::Triangle { block },
+        Some(KernelArg::Split) => split,
+        Some(KernelArg::Auto) => Kernel::Auto,
     };
     let integrator = match cli.integrator {
         None => base.integrator(),
@@ -448,6 +469,11 @@ fn changes_from(cli: &RunArgs, base: &Params) -> Vec<String> {
     {
         changes.push(format!("block {} -> {block}", kernel.block()));
     }
+    if let Some(split) = cli.split
+        && split != kernel.split()
+    {
+        changes.push(format!("split {} -> {split}", kernel.split()));
+    }
     if let Some(i) = cli.integrator {
         let name = i.to_possible_value().map(|v| v.get_name().to_owned());
         if name.as_deref() != Some(base.integrator().name()) {
@@ -497,7 +523,9 @@ pub fn prepare(cli: &RunArgs) -> Result<(SimulationBuilder, Vec<String>)> {
         let builder = configure(Simulation::from_checkpoint(checkpoint), cli, &base);
         return Ok((builder, changes));
     }
-    let base = Params::default();
+    // A fresh run's defaults, the kernel chosen from N and the device.
+    let d = Params::default();
+    let base = Params::new(d.dt_f64(), d.force(), Kernel::Auto, d.integrator())?;
     let seed = cli.seed.unwrap_or(42);
     if let (true, Some(path)) = (hermite, &cli.init) {
         // Hermite starts from the file's f64 values themselves.

@@ -25,8 +25,8 @@ use crate::nvptx::Gpu;
 use crate::periodic::{STATUS_WORDS, Tag};
 use crate::vec4::Vec4;
 use crate::{
-    binning, block_pair, energy, integrate, lj, neighbours, periodic, scan, shape, simt, tiled,
-    triangle,
+    binning, block_pair, energy, integrate, lj, neighbours, periodic, scan, shape, simt, split,
+    tiled, triangle,
 };
 
 /// The PTX type of one kernel parameter.
@@ -365,6 +365,24 @@ kernel_table! {
     /// [`TriangleAccel`](Entry::TriangleAccel) with the guarded interaction (zero softening).
     TriangleAccelGuarded = nbody_triangle_accel_guarded => triangle::triangle_accel<_, true>(
         pos: Vec4[n], acc: Vec4[n], n: u32, g: f32, eps2: f32,
+    );
+    /// All-pairs accelerations, `split` threads per body: [`split::split_accel`].
+    SplitAccel = nbody_split_accel => split::split_accel<_, false>(
+        pos: Vec4[n], acc: Vec4[n], n: u32, split: u32, g: f32, eps2: f32,
+    );
+    /// [`SplitAccel`](Entry::SplitAccel) with the guarded interaction (zero softening).
+    SplitAccelGuarded = nbody_split_accel_guarded => split::split_accel<_, true>(
+        pos: Vec4[n], acc: Vec4[n], n: u32, split: u32, g: f32, eps2: f32,
+    );
+    /// Fused split force loop and Euler update: [`split::split_euler`].
+    SplitEuler = nbody_split_euler => split::split_euler<_, false>(
+        pos_in: Vec4[n], pos_out: Vec4[n], vel: Vec4[n], n: u32, split: u32, dt: f32, g: f32,
+        eps2: f32,
+    );
+    /// [`SplitEuler`](Entry::SplitEuler) with the guarded interaction (zero softening).
+    SplitEulerGuarded = nbody_split_euler_guarded => split::split_euler<_, true>(
+        pos_in: Vec4[n], pos_out: Vec4[n], vel: Vec4[n], n: u32, split: u32, dt: f32, g: f32,
+        eps2: f32,
     );
     /// Block `J`'s pull on block `I`, added to `acc` (no `G`):
     /// [`block_pair::block_pull`].

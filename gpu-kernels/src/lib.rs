@@ -87,6 +87,7 @@ pub mod periodic;
 pub mod scan;
 pub mod shape;
 pub mod simt;
+pub mod split;
 pub mod tiled;
 pub mod triangle;
 pub mod vec4;

@@ -68,6 +68,23 @@ pub const fn tiled(n: u32, block: u32) -> LaunchShape {
     }
 }
 
+/// Whether `split` (threads per body of [`split`]) is valid for `block`: a
+/// power of two from 1 to `block`.
+pub const fn is_valid_split(block: u32, split: u32) -> bool {
+    split.is_power_of_two() && split <= block
+}
+
+/// The split all-pairs kernels ([`split`](crate::split)): `split` threads
+/// per body, so `block / split` bodies per block, and one tile of `block`
+/// bodies in shared memory (which also holds the partial sums).
+pub const fn split(n: u32, block: u32, split: u32) -> LaunchShape {
+    LaunchShape {
+        grid: n.div_ceil(block / split),
+        block,
+        shared_bytes: block * BODY_BYTES,
+    }
+}
+
 /// The energy reduction: one thread per body, a tile of bodies and then two
 /// `f64` partial sums per thread in shared memory (both `16 * block` bytes).
 pub const fn energy(n: u32, block: u32) -> LaunchShape {
@@ -278,6 +295,23 @@ mod tests {
                 assert_eq!(energy_partials(n, b), 2 * n.div_ceil(b));
             }
         }
+    }
+
+    #[test]
+    fn split_grids_cover_every_body_with_split_threads_each() {
+        assert!(is_valid_split(256, 1) && is_valid_split(256, 256));
+        assert!(!is_valid_split(256, 0) && !is_valid_split(256, 3) && !is_valid_split(64, 128));
+        for n in [1, 2, 31, 255, 256, 257, 4096, 4097] {
+            for (b, s) in [(32, 1), (32, 32), (256, 16), (1024, 8)] {
+                let shape = split(n, b, s);
+                let bodies = b / s;
+                assert!(shape.grid * bodies >= n && (shape.grid - 1) * bodies < n);
+                assert_eq!(shape.shared_bytes, 16 * b);
+            }
+        }
+        // Issue 23: N = 4096 with 16 threads per body fills 65,536 threads.
+        let s = split(4096, 256, 16);
+        assert_eq!(s.grid * s.block, 65_536);
     }
 
     #[test]

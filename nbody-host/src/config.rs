@@ -40,33 +40,79 @@ pub enum Kernel {
         /// bodies in registers, too many for 1024 threads).
         block: u32,
     },
+    /// All pairs through shared-memory tiles of `block` bodies, `split`
+    /// threads sharing each body's sum (for small `N`, where one thread per
+    /// body leaves most of the GPU idle).
+    Split {
+        /// Threads per block = tile size (power of two, 32..=1024).
+        block: u32,
+        /// Threads per body: a power of two from 1 to `block`.
+        split: u32,
+    },
+    /// Chosen per run from `N` and the device's multiprocessor count
+    /// ([`Kernel::choose`]) when the simulation is built; a built
+    /// [`Simulation`](crate::Simulation)'s parameters hold the kernel it
+    /// chose (the CPU backend's: [`Kernel::Tiled`] with [`DEFAULT_BLOCK`]).
+    Auto,
 }
 
+/// Multiprocessors [`Kernel::choose`] assumes where the device does not
+/// say (the emulator): an H100's or H200's 132.
+pub const NOMINAL_MULTIPROCESSORS: u32 = 132;
+
 impl Kernel {
-    /// The family name: `"simt"`, `"tiled"` or `"triangle"`.
+    /// The family name: `"simt"`, `"tiled"`, `"triangle"`, `"split"` or
+    /// `"auto"`.
     pub fn name(&self) -> &'static str {
         match self {
             Kernel::Simt { .. } => "simt",
             Kernel::Tiled { .. } => "tiled",
             Kernel::Triangle { .. } => "triangle",
+            Kernel::Split { .. } => "split",
+            Kernel::Auto => "auto",
         }
     }
 
-    /// The block size.
+    /// The block size ([`DEFAULT_BLOCK`] for [`Kernel::Auto`], for callers
+    /// that need one before the choice: the block-pair primitive).
     pub fn block(&self) -> u32 {
         match *self {
-            Kernel::Simt { block } | Kernel::Tiled { block } | Kernel::Triangle { block } => block,
+            Kernel::Simt { block }
+            | Kernel::Tiled { block }
+            | Kernel::Triangle { block }
+            | Kernel::Split { block, .. } => block,
+            Kernel::Auto => DEFAULT_BLOCK,
         }
     }
 
-    /// Parses `"simt"`, `"tiled"` or `"triangle"` with the given block size.
+    /// Threads per body: `split` for [`Kernel::Split`], 1 otherwise.
+    pub fn split(&self) -> u32 {
+        match *self {
+            Kernel::Split { split, .. } => split,
+            _ => 1,
+        }
+    }
+
+    /// Parses `"simt"`, `"tiled"`, `"triangle"` or `"auto"` with the given
+    /// block size, and `"split"` with it and [`Kernel::default_split`].
     pub fn from_name(name: &str, block: u32) -> Option<Kernel> {
         match name {
             "simt" => Some(Kernel::Simt { block }),
             "tiled" => Some(Kernel::Tiled { block }),
             "triangle" => Some(Kernel::Triangle { block }),
+            "split" => Some(Kernel::Split {
+                block,
+                split: Kernel::default_split(block),
+            }),
+            "auto" => Some(Kernel::Auto),
             _ => None,
         }
+    }
+
+    /// The split that `"split"` without one means: 16 threads per body, or
+    /// the block's size if smaller.
+    pub fn default_split(block: u32) -> u32 {
+        block.clamp(1, 16)
     }
 
     /// A stable one-byte code of the family, for files (checkpoints).
@@ -75,14 +121,35 @@ impl Kernel {
             Kernel::Simt { .. } => 0,
             Kernel::Tiled { .. } => 1,
             Kernel::Triangle { .. } => 2,
+            Kernel::Split { .. } => 3,
+            Kernel::Auto => 4,
         }
     }
 
-    /// The kernel of a [`code`](Self::code) with the given block size.
-    pub(crate) fn from_code(code: u8, block: u32) -> Option<Kernel> {
-        ["simt", "tiled", "triangle"]
-            .get(code as usize)
-            .and_then(|name| Kernel::from_name(name, block))
+    /// The 32-bit word files store beside [`code`](Self::code): the block
+    /// size, and for [`Kernel::Split`] the split in the upper half (blocks
+    /// and splits are at most 1024), so a file written before the split
+    /// kernel existed reads the same.
+    pub(crate) fn block_word(&self) -> u32 {
+        match *self {
+            Kernel::Split { block, split } => block | split << 16,
+            _ => self.block(),
+        }
+    }
+
+    /// The kernel of a [`code`](Self::code) and [`block_word`](Self::block_word).
+    pub(crate) fn from_code(code: u8, word: u32) -> Option<Kernel> {
+        let block = word & 0xffff;
+        match code {
+            3 => Some(Kernel::Split {
+                block,
+                split: word >> 16,
+            }),
+            4 => Some(Kernel::Auto),
+            _ => ["simt", "tiled", "triangle"]
+                .get(code as usize)
+                .and_then(|name| Kernel::from_name(name, word)),
+        }
     }
 
     /// The largest block size the kernel family accepts.
@@ -94,33 +161,86 @@ impl Kernel {
     }
 
     /// Checks the block size: a power of two in `32..=`[`max_block`](Self::max_block)
-    /// ([`Error::InvalidBlockSize`]).
+    /// ([`Error::InvalidBlockSize`]), and a split's threads per body (a
+    /// power of two from 1 to the block size, [`Error::InvalidParameter`]).
     pub fn validate(&self) -> Result<()> {
         let (block, max) = (self.block(), self.max_block());
-        if shape::is_valid_block(block) && block <= max {
-            Ok(())
-        } else {
-            Err(Error::InvalidBlockSize {
+        if !(shape::is_valid_block(block) && block <= max) {
+            return Err(Error::InvalidBlockSize {
                 block,
                 kernel: self.name(),
                 max,
-            })
+            });
+        }
+        if let Kernel::Split { block, split } = *self
+            && !shape::is_valid_split(block, split)
+        {
+            return Err(Error::InvalidParameter {
+                name: "split (threads per body)",
+                value: split as f64,
+                requirement: "must be a power of two from 1 to the block size",
+            });
+        }
+        Ok(())
+    }
+
+    /// The kernel [`Kernel::Auto`] becomes for `n` bodies on a GPU with
+    /// `multiprocessors` SMs (`None`: [`NOMINAL_MULTIPROCESSORS`]), from
+    /// the H200's measurements (docs/gpu/): the triangle kernel wherever
+    /// its grid gives every SM at least 8 blocks (block 128 where it gives
+    /// 32, else 64: at N = 16,384 block 64 ran 1.36e12 interactions/s
+    /// against 7.8e11 at the old default 256), else the split kernel with
+    /// enough threads per body for about 1024 threads per SM (N = 4,096 on
+    /// 132 SMs: 32 per body, 131,072 threads, against 2,048 for the tiled
+    /// kernel), at least 8 bodies per block.
+    pub fn choose(n: usize, multiprocessors: Option<u32>) -> Kernel {
+        let sms = multiprocessors.unwrap_or(NOMINAL_MULTIPROCESSORS).max(1) as u64;
+        let n32 = n.min(shape::MAX_BODIES as usize) as u32;
+        // Larger blocks only where the grid would exceed CUDA's limit.
+        for block in [128, 256, 512] {
+            if shape::triangle(n32, block).is_some() {
+                if shape::triangle_blocks(n32, block) >= 32 * sms {
+                    return Kernel::Triangle { block };
+                }
+                break;
+            }
+        }
+        if shape::triangle_blocks(n32, 64) >= 8 * sms {
+            if shape::triangle(n32, 64).is_some() {
+                return Kernel::Triangle { block: 64 };
+            }
+            // Past every triangle grid: the tiled kernel's best block.
+            return Kernel::Tiled { block: 1024 };
+        }
+        let target = 1024 * sms;
+        let split = target
+            .div_ceil(n.max(1) as u64)
+            .next_power_of_two()
+            .clamp(1, 64) as u32;
+        let block = if split >= 16 { 512 } else { 256 };
+        Kernel::Split {
+            block,
+            split: split.min(block / 8),
         }
     }
 }
 
 impl Default for Kernel {
-    /// `Tiled { block: 256 }`, the kernel of NVIDIA Warp's N-body example.
+    /// [`Kernel::Auto`]: the kernel, block and split chosen from `N` and the
+    /// device when the simulation is built (`Tiled { block: 256 }`, NVIDIA
+    /// Warp's N-body example, on the CPU backend).
     fn default() -> Self {
-        Kernel::Tiled {
-            block: DEFAULT_BLOCK,
-        }
+        Kernel::Auto
     }
 }
 
 impl std::fmt::Display for Kernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}(block={})", self.name(), self.block())
+        match self {
+            Kernel::Split { block, split } => write!(f, "split(block={block}, split={split})"),
+            Kernel::Auto => write!(f, "auto"),
+            _ => write!(f, "{}(block={})", self.name(), self.block()),
+        }
     }
 }
 
@@ -172,6 +292,13 @@ impl Params {
             neighbours,
             ..self
         })
+    }
+
+    /// These parameters with `kernel` (a valid one: a resolved
+    /// [`Kernel::Auto`], a kernel read back from a run).
+    pub(crate) fn with_kernel(self, kernel: Kernel) -> Params {
+        debug_assert!(kernel.validate().is_ok(), "{kernel}");
+        Params { kernel, ..self }
     }
 
     /// Time step, as the kernels use it (`f32`).
@@ -233,13 +360,16 @@ impl Params {
 
 impl Default for Params {
     /// NVIDIA Warp's N-body example: `dt = 0.01`, softening `0.1`, `G = 1`,
-    /// tiled kernel with 256 threads, semi-implicit Euler.
+    /// tiled kernel with 256 threads, semi-implicit Euler (what a built
+    /// simulation of [`Kernel::Auto`] on the CPU holds).
     fn default() -> Self {
         Params {
             dt: 0.01,
             dt64: 0.01,
             force: ForceLaw::default(),
-            kernel: Kernel::default(),
+            kernel: Kernel::Tiled {
+                block: DEFAULT_BLOCK,
+            },
             integrator: Integrator::default(),
             boundary: Boundary::Open,
             neighbours: Neighbours::Auto,
@@ -292,13 +422,96 @@ mod tests {
             Kernel::Simt { block: 64 },
             Kernel::Tiled { block: 128 },
             Kernel::Triangle { block: 32 },
+            Kernel::Split {
+                block: 256,
+                split: 16,
+            },
+            Kernel::Auto,
         ] {
             assert_eq!(Kernel::from_name(k.name(), k.block()), Some(k));
-            assert_eq!(Kernel::from_code(k.code(), k.block()), Some(k));
+            assert_eq!(Kernel::from_code(k.code(), k.block_word()), Some(k));
         }
+        // A split's threads per body survive the file word.
+        let k = Kernel::Split {
+            block: 1024,
+            split: 1024,
+        };
+        assert_eq!(Kernel::from_code(k.code(), k.block_word()), Some(k));
+        // Files written before the split kernel read as before.
+        assert_eq!(
+            Kernel::from_code(1, 256),
+            Some(Kernel::Tiled { block: 256 })
+        );
         for i in [Integrator::SemiImplicitEuler, Integrator::Leapfrog] {
             assert_eq!(Integrator::from_name(i.name()), Some(i));
         }
         assert_eq!(Kernel::from_name("warp", 32), None);
+    }
+
+    #[test]
+    fn split_kernels_are_validated() {
+        for split in [0, 3, 512] {
+            let e = Kernel::Split { block: 256, split }.validate().unwrap_err();
+            assert!(e.to_string().contains("split"), "{e}");
+            assert!(e.to_string().contains(&split.to_string()), "{e}");
+        }
+        assert!(
+            Kernel::Split {
+                block: 64,
+                split: 64
+            }
+            .validate()
+            .is_ok()
+        );
+        assert!(Kernel::Auto.validate().is_ok());
+    }
+
+    /// Issue 23: the automatic choice fills a 132-SM GPU at N = 4096 with
+    /// at least 65,536 force threads (the tiled kernel launched 2,048), and
+    /// moves to the triangle kernel, at the blocks the H200 measured best,
+    /// once its grid fills the device.
+    #[test]
+    fn the_automatic_choice_fills_the_gpu() {
+        for n in [1, 2, 100, 1000, 4096, 8000] {
+            let k = Kernel::choose(n, Some(132));
+            let Kernel::Split { block, split } = k else {
+                panic!("N = {n}: {k}");
+            };
+            k.validate().unwrap();
+            let s = shape::split(n as u32, block, split);
+            assert!(block / split >= 8, "N = {n}: {k}");
+            if n >= 4096 {
+                assert!(s.grid * s.block >= 65_536, "N = {n}: {k}: {s:?}");
+            }
+        }
+        assert_eq!(
+            Kernel::choose(16_384, Some(132)),
+            Kernel::Triangle { block: 64 }
+        );
+        assert_eq!(
+            Kernel::choose(65_536, Some(132)),
+            Kernel::Triangle { block: 128 }
+        );
+        assert_eq!(
+            Kernel::choose(1 << 20, Some(132)),
+            Kernel::Triangle { block: 128 }
+        );
+        // Where no triangle grid fits CUDA's limit, the tiled kernel; every
+        // choice is a plan that can be made.
+        assert_eq!(Kernel::choose(1 << 30, None), Kernel::Tiled { block: 1024 });
+        assert_eq!(
+            Kernel::choose(1 << 26, None),
+            Kernel::Triangle { block: 512 }
+        );
+        for n in [1usize, 5000, 1 << 25, 1 << 26, 1 << 28, 1 << 30] {
+            let p = Params::default().with_kernel(Kernel::choose(n, Some(132)));
+            assert!(crate::plan::Plan::new(n, p).is_ok(), "N = {n}");
+        }
+        // Fewer multiprocessors: the triangle's grid fills them sooner.
+        assert_eq!(
+            Kernel::choose(8192, Some(16)),
+            Kernel::Triangle { block: 64 }
+        );
+        assert_eq!(Kernel::choose(4096, None), Kernel::choose(4096, Some(132)));
     }
 }

@@ -48,6 +48,13 @@ pub trait Engine: Send {
     /// Accelerations (`G`-scaled) at the current positions.
     fn accelerations(&mut self) -> Result<Vec<Vec3>>;
 
+    /// The kernel the engine runs, where it chose one itself for
+    /// [`Kernel::Auto`](crate::Kernel::Auto) (the GPU plans); `None`
+    /// where the kernel family does not apply.
+    fn kernel(&self) -> Option<crate::Kernel> {
+        None
+    }
+
     /// Seconds the device itself spent in steps so far, where the backend can
     /// time it (CUDA events); `None` otherwise.
     fn device_seconds(&self) -> Option<f64> {

@@ -19,7 +19,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use glam::Vec3;
 
 use crate::backend::{self, Backend};
-use crate::config::Params;
+use crate::config::{Kernel, Params};
 use crate::engine::{BackendKind, Engine};
 use crate::error::{Error, Result};
 use crate::force::ForceLaw;
@@ -115,6 +115,15 @@ impl Simulation {
                 crate::hermite::engine::create(backend, &bodies, &params, settings, hermite, time)?
             }
             None => backend::create(backend, &bodies, &params, md.as_ref())?,
+        };
+        // A built simulation holds the kernel that runs (what files store):
+        // the GPU plan's choice for `Kernel::Auto`, else the CPU's default.
+        let params = match (engine.kernel(), params.kernel()) {
+            (Some(kernel), _) => params.with_kernel(kernel),
+            (None, Kernel::Auto) => params.with_kernel(Kernel::Tiled {
+                block: crate::config::DEFAULT_BLOCK,
+            }),
+            (None, _) => params,
         };
         Ok(Simulation {
             engine: Mutex::new(engine),

@@ -75,6 +75,7 @@ impl TuningProfile {
             "n": self.n,
             "kernel": self.kernel.name(),
             "block": self.kernel.block(),
+            "split": self.kernel.split(),
             "cpu_tuning": cpu,
             "pips": self.pips,
         });
@@ -145,8 +146,15 @@ impl TuningProfile {
         let block =
             u32::try_from(count(&v, "block")?).map_err(|_| "\"block\" out of range".to_string())?;
         let name = string("kernel")?;
-        let kernel = Kernel::from_name(&name, block)
-            .ok_or_else(|| format!("kernel {name:?} is not simt, tiled or triangle"))?;
+        let mut kernel = Kernel::from_name(&name, block)
+            .ok_or_else(|| format!("kernel {name:?} is not simt, tiled, triangle or split"))?;
+        // Absent in profiles saved before the split kernel existed.
+        if let (Kernel::Split { block, .. }, Some(_)) = (kernel, v.get("split")) {
+            let split = u32::try_from(count(&v, "split")?)
+                .map_err(|_| "\"split\" out of range".to_string())?;
+            kernel = Kernel::Split { block, split };
+            kernel.validate().map_err(|e| e.to_string())?;
+        }
         kernel.validate().map_err(|e| e.to_string())?;
         let cpu_tuning = match v.get("cpu_tuning") {
             None | Some(Value::Null) => None,
@@ -274,6 +282,38 @@ mod tests {
         let err =
             TuningProfile::from_json(&good.replace(&field, "\"third_law_min_n\": -3")).unwrap_err();
         assert!(err.contains("third_law_min_n"), "{err}");
+    }
+
+    /// A GPU profile of the split kernel (what `autotune` saves when it
+    /// wins at small N) keeps its threads per body, and the builder
+    /// applies it; a bad split is named.
+    #[test]
+    fn split_profiles_round_trip_and_apply() {
+        let split = Kernel::Split {
+            block: 512,
+            split: 32,
+        };
+        let p = TuningProfile {
+            backend: BackendKind::Emulator,
+            n: 4096,
+            kernel: split,
+            cpu_tuning: None,
+            pips: 1e9,
+        };
+        let text = p.to_json();
+        assert!(text.contains("\"split\": 32"), "{text}");
+        assert_eq!(TuningProfile::from_json(&text).unwrap(), p);
+        let sim = crate::Simulation::builder(crate::ic::plummer(64, 1))
+            .tuned_for(&p)
+            .backend(crate::Backend::emulator())
+            .build()
+            .unwrap();
+        assert_eq!(sim.params().kernel(), split);
+        let err =
+            TuningProfile::from_json(&text.replace("\"split\": 32", "\"split\": 3")).unwrap_err();
+        assert!(err.contains("split"), "{err}");
+        // Profiles of the other kernels carry split 1, and older ones none.
+        assert!(profile().to_json().contains("\"split\": 1"));
     }
 
     #[test]

@@ -192,6 +192,33 @@ fn emulated_triangle_matches_the_oracle_for_every_block() {
     check_trajectories(EMULATOR, Kernel::Triangle { block: 128 }, 1000, &[0.1]);
 }
 
+/// The split kernel (issue 23: several threads per body, a deterministic
+/// reduction) for every block and the splits at both ends (one thread per
+/// body; one body per block) and between, against the oracle.
+#[test]
+fn emulated_split_matches_the_oracle_for_every_block_and_split() {
+    for block in BLOCKS {
+        for split in [1, 8, block] {
+            let kernel = Kernel::Split { block, split };
+            // One body per block makes `block` threads per body: the
+            // emulator's slowest shape, checked up to N = 257.
+            let max_n = if split == block { 257 } else { usize::MAX };
+            let worst = check_accelerations(EMULATOR, kernel, max_n);
+            println!("{kernel}: worst acceleration error {worst:.1} u S_i");
+            check_trajectories(EMULATOR, kernel, 33, &SOFTENINGS);
+        }
+    }
+    check_trajectories(
+        EMULATOR,
+        Kernel::Split {
+            block: 128,
+            split: 16,
+        },
+        257,
+        &SOFTENINGS,
+    );
+}
+
 #[test]
 fn emulated_kernels_with_their_largest_blocks() {
     // The register-blocked triangle kernel takes at most 512 threads (four
@@ -206,6 +233,10 @@ fn emulated_kernels_with_their_largest_blocks() {
     for kernel in [
         Kernel::Tiled { block: 1024 },
         Kernel::Triangle { block: 512 },
+        Kernel::Split {
+            block: 1024,
+            split: 32,
+        },
     ] {
         for b in all_bodies()
             .iter()
@@ -310,6 +341,26 @@ mod cuda {
     #[test]
     fn triangle_matches_the_oracle_for_every_block() {
         check(|block| Kernel::Triangle { block }, "triangle");
+    }
+
+    #[test]
+    fn split_matches_the_oracle_for_every_block() {
+        check(|block| Kernel::Split { block, split: 8 }, "split 8");
+        check(
+            |block| Kernel::Split {
+                block,
+                split: block,
+            },
+            "split = block",
+        );
+    }
+
+    /// What `Kernel::Auto` chooses on the device (the split kernel at these
+    /// N on the modelled 132-SM GPU).
+    #[test]
+    fn the_automatic_choice_matches_the_oracle() {
+        check_accelerations(CUDA, Kernel::Auto, sizes().accelerations);
+        check_trajectories(CUDA, Kernel::Auto, sizes().trajectories, &SOFTENINGS);
     }
 
     /// The largest blocks (tiled 1024, triangle 512) on a partial and on

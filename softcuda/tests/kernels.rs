@@ -148,6 +148,10 @@ fn sweep(name: &str, exact: bool, f: impl Fn(Schedule, usize, u32, f32) -> Vec<u
     }
 }
 
+/// Threads per body of the split kernels for a block (`None`: a kernel
+/// without the parameter).
+type SplitOf = Option<fn(u32) -> u32>;
+
 fn sweep_force(
     name: &str,
     euler: bool,
@@ -155,12 +159,37 @@ fn sweep_force(
     terms: fn(usize) -> usize,
     exact: bool,
 ) {
+    sweep_force_split(name, euler, grid, terms, exact, None);
+}
+
+fn sweep_force_split(
+    name: &str,
+    euler: bool,
+    grid: fn(usize, u32) -> (u32, u32),
+    terms: fn(usize) -> usize,
+    exact: bool,
+    split: SplitOf,
+) {
     let m = module();
     sweep(name, exact, |schedule, n, block, eps2| {
         let p = bodies(n, n as u64 * 7 + block as u64);
         let v = velocities(n, n as u64);
         let mut s = setup(&p, &v);
-        let (g, shared) = grid(n, block);
+        let (g, shared) = match split {
+            Some(split) => {
+                let shape = shape::split(n as u32, block, split(block));
+                (shape.grid, shape.shared_bytes)
+            }
+            None => grid(n, block),
+        };
+        // The split kernels take their threads per body after `n`.
+        let with_split = |mut args: Vec<Arg>| {
+            if let Some(split) = split {
+                let at = args.iter().position(|a| matches!(a, Arg::U32(_))).unwrap() + 1;
+                args.insert(at, Arg::U32(split(block)));
+            }
+            args
+        };
         let what = format!("{name} N {n} block {block} eps2 {eps2} {schedule:?}");
         if g == 0 {
             // Nothing to launch (the host skips empty grids).
@@ -173,7 +202,7 @@ fn sweep_force(
                 g,
                 block,
                 shared,
-                &[
+                &with_split(vec![
                     Arg::Ptr(s.pos),
                     Arg::Ptr(s.pos_out),
                     Arg::Ptr(s.vel),
@@ -181,7 +210,7 @@ fn sweep_force(
                     Arg::F32(DT),
                     Arg::F32(G),
                     Arg::F32(eps2),
-                ],
+                ]),
                 schedule,
             )
             .unwrap_or_else(|e| panic!("{what}: {e}"));
@@ -193,13 +222,13 @@ fn sweep_force(
                 g,
                 block,
                 shared,
-                &[
+                &with_split(vec![
                     Arg::Ptr(s.pos),
                     Arg::Ptr(s.acc),
                     Arg::U32(n as u32),
                     Arg::F32(G),
                     Arg::F32(eps2),
-                ],
+                ]),
                 schedule,
             )
             .unwrap_or_else(|e| panic!("{what}: {e}"));
@@ -278,6 +307,28 @@ fn tiled_accel() {
 fn tiled_euler() {
     for name in ["nbody_tiled_euler", "nbody_tiled_euler_guarded"] {
         sweep_force(name, true, tiled, |n| n, true);
+    }
+}
+
+/// The split kernels (issue 23): `S` threads per body, the partial sums
+/// added by part 0 in a fixed order, so every schedule gives the same bits;
+/// with 8 parts (or the block's size if smaller) and with one body per
+/// block.
+#[test]
+fn split_accel() {
+    for name in ["nbody_split_accel", "nbody_split_accel_guarded"] {
+        for split in [|b: u32| b.min(8), |b: u32| b] {
+            sweep_force_split(name, false, tiled, |n| n, true, Some(split));
+        }
+    }
+}
+
+#[test]
+fn split_euler() {
+    for name in ["nbody_split_euler", "nbody_split_euler_guarded"] {
+        for split in [|b: u32| b.min(8), |b: u32| b] {
+            sweep_force_split(name, true, tiled, |n| n, true, Some(split));
+        }
     }
 }
 
@@ -571,6 +622,10 @@ fn every_entry_point_is_covered() {
         "nbody_tiled_euler_guarded",
         "nbody_triangle_accel",
         "nbody_triangle_accel_guarded",
+        "nbody_split_accel",
+        "nbody_split_accel_guarded",
+        "nbody_split_euler",
+        "nbody_split_euler_guarded",
         "nbody_energy",
         "nbody_kick",
         "nbody_drift",

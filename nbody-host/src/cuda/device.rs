@@ -46,7 +46,7 @@ use gpu_kernels::entry::{Entry, Launch};
 use gpu_kernels::shape::LaunchShape;
 
 use super::launch::{Current, enqueue, load_kernels, open};
-use super::limits::{check_launch, shared_opt_in_bytes};
+use super::limits::{check_launch, multiprocessors, shared_opt_in_bytes};
 use super::status::{driver, during};
 use crate::engine::BackendKind;
 use crate::error::{Error, Result};
@@ -80,6 +80,8 @@ struct State<K> {
     checked: Vec<(u32, u32)>,
     /// The device's opt-in maximum of dynamic shared memory per block.
     shared_opt_in: u32,
+    /// The device's multiprocessor count.
+    multiprocessors: u32,
     /// The loaded PTX, kept alive for `functions` (never read).
     _module: Module,
     start: Event,
@@ -123,6 +125,7 @@ impl<K: Role> CudaDevice<K> {
     pub(crate) fn open(ordinal: u32) -> Result<CudaDevice<K>> {
         let (dev, context, name) = open(ordinal)?;
         let shared_opt_in = shared_opt_in_bytes(&dev)?;
+        let multiprocessors = multiprocessors(&dev)?;
         let (module, functions) = load_kernels()?;
         let event = || Event::new(EventFlags::DEFAULT).map_err(during("creating events"));
         let state = State {
@@ -131,6 +134,7 @@ impl<K: Role> CudaDevice<K> {
             checked: vec![(0, 0); functions.len()],
             functions,
             shared_opt_in,
+            multiprocessors,
             _module: module,
             start: event()?,
             stop: event()?,
@@ -244,6 +248,10 @@ impl<K: Role> Device<K> for CudaDevice<K> {
 
     fn shared_opt_in(&self) -> u32 {
         self.state.shared_opt_in
+    }
+
+    fn multiprocessors(&self) -> Option<u32> {
+        Some(self.state.multiprocessors)
     }
 
     fn free_bytes(&mut self) -> Result<Option<u64>> {

@@ -74,3 +74,18 @@ pub(super) fn shared_opt_in_bytes(device: &cust::device::Device) -> Result<u32> 
     driver(status, "reading the shared-memory limit")?;
     Ok(opt_in.max(0) as u32)
 }
+
+/// The device's multiprocessor count (what `Kernel::Auto` chooses by).
+pub(super) fn multiprocessors(device: &cust::device::Device) -> Result<u32> {
+    let mut count = 0i32;
+    // SAFETY: a valid device handle and an out-pointer to an i32.
+    let status = unsafe {
+        sys::cuDeviceGetAttribute(
+            &mut count,
+            sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+            device.as_raw(),
+        )
+    };
+    driver(status, "reading the multiprocessor count")?;
+    Ok(count.max(1) as u32)
+}

@@ -32,7 +32,7 @@ impl Header {
         b.extend_from_slice(&g.softening().to_le_bytes());
         b.extend_from_slice(&g.g().to_le_bytes());
         b.push(p.kernel().code());
-        b.extend_from_slice(&p.kernel().block().to_le_bytes());
+        b.extend_from_slice(&p.kernel().block_word().to_le_bytes());
         b.push(p.integrator().code());
         b.extend_from_slice(&self.max_mass.to_le_bytes());
         b.try_into().expect("HEADER bytes")

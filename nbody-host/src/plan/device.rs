@@ -51,6 +51,13 @@ pub(crate) trait Device<K: Role>: Send {
     /// kernel family).
     fn shared_opt_in(&self) -> u32;
 
+    /// The device's multiprocessor count, where it has one (CUDA): what
+    /// [`Kernel::Auto`](crate::Kernel::Auto) chooses by; `None` on the
+    /// emulator, which then chooses for a nominal GPU.
+    fn multiprocessors(&self) -> Option<u32> {
+        None
+    }
+
     /// Bytes of device memory free now, where the device has memory of its
     /// own (CUDA); `None` where its buffers are host memory (the emulator),
     /// which `memory.rs` checks.

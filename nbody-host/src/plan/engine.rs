@@ -8,7 +8,7 @@ use glam::Vec3;
 use super::device::{Device, vec4_words, words_f64, words_vec4};
 use super::run::{execute, execute_all, reset_flag, run_steps};
 use super::{Buf, Plan};
-use crate::config::Params;
+use crate::config::{Kernel, Params};
 use crate::engine::{BackendKind, Divergence, Engine};
 use crate::error::{Error, Result};
 use crate::state::{Bodies, Energy};
@@ -31,15 +31,21 @@ impl<D: Device<Buf>> PlanEngine<D> {
         open: impl FnOnce() -> Result<D>,
     ) -> Result<PlanEngine<D>> {
         bodies.validate()?;
-        let plan = Plan::for_bodies(bodies, *params)?;
+        Plan::for_bodies(bodies, *params)?;
         let mut dev = open()?;
+        // `Kernel::Auto` chooses by this device's multiprocessors.
+        let params = match params.kernel() {
+            Kernel::Auto => params.with_kernel(Kernel::choose(bodies.len(), dev.multiprocessors())),
+            _ => *params,
+        };
+        let plan = Plan::for_bodies(bodies, params)?;
 
         let needed = plan.max_shared_bytes();
         let available = dev.shared_opt_in();
         if needed > available {
             return Err(Error::SharedMemoryExceeded {
-                block: params.kernel().block(),
-                kernel: params.kernel().name(),
+                block: plan.kernel().block(),
+                kernel: plan.kernel().name(),
                 needed,
                 available,
             });
@@ -90,6 +96,10 @@ impl<D: Device<Buf>> Engine for PlanEngine<D> {
 
     fn method(&self) -> &'static str {
         self.plan.kernel_name()
+    }
+
+    fn kernel(&self) -> Option<Kernel> {
+        Some(self.plan.kernel())
     }
 
     fn step(&mut self, steps: u64) -> Result<Option<Divergence>> {

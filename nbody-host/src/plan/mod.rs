@@ -90,6 +90,12 @@ impl Plan {
         if n == 0 {
             return Err(Error::NoBodies);
         }
+        // A device that knows its multiprocessors chose already
+        // (`PlanEngine::new`); here, for a nominal GPU.
+        let params = match params.kernel() {
+            Kernel::Auto => params.with_kernel(Kernel::choose(n, None)),
+            _ => params,
+        };
         // The force side of a plan: gravity's kernel families. Short-range
         // force laws run on their own plan (`md::MdPlan`, through
         // `md::MdPlanEngine`), which `backend::create` starts instead.
@@ -143,6 +149,11 @@ impl Plan {
     /// The kernel family that enumerates the pairs (`"simt"`, ...).
     pub fn kernel_name(&self) -> &'static str {
         self.params.kernel().name()
+    }
+
+    /// The kernel the plan launches (never [`Kernel::Auto`]).
+    pub fn kernel(&self) -> Kernel {
+        self.params.kernel()
     }
 
     /// What runs once before the first step (leapfrog's first accelerations).
@@ -317,6 +328,29 @@ impl Plan {
                 let shape = shape::triangle(n, block).expect("grid checked in Plan::new");
                 vec![Op::ZeroAcc, Op::Launch(launch, shape)]
             }
+            (Kernel::Split { block, split }, guard) => {
+                let launch = if guard {
+                    Launch::SplitAccelGuarded {
+                        pos,
+                        acc,
+                        n,
+                        split,
+                        g,
+                        eps2,
+                    }
+                } else {
+                    Launch::SplitAccel {
+                        pos,
+                        acc,
+                        n,
+                        split,
+                        g,
+                        eps2,
+                    }
+                };
+                vec![Op::Launch(launch, shape::split(n, block, split))]
+            }
+            (Kernel::Auto, _) => unreachable!("resolved in Plan::build"),
         }
     }
 
@@ -376,7 +410,33 @@ impl Plan {
                 },
                 shape::tiled(n, block),
             ),
-            (Kernel::Triangle { .. }, _) => return None,
+            (Kernel::Split { block, split }, false) => (
+                Launch::SplitEuler {
+                    pos_in,
+                    pos_out,
+                    vel,
+                    n,
+                    split,
+                    dt,
+                    g,
+                    eps2,
+                },
+                shape::split(n, block, split),
+            ),
+            (Kernel::Split { block, split }, true) => (
+                Launch::SplitEulerGuarded {
+                    pos_in,
+                    pos_out,
+                    vel,
+                    n,
+                    split,
+                    dt,
+                    g,
+                    eps2,
+                },
+                shape::split(n, block, split),
+            ),
+            (Kernel::Triangle { .. } | Kernel::Auto, _) => return None,
         };
         Some((launch, shape))
     }

@@ -11,6 +11,10 @@ fn all_plans(n: usize) -> Vec<Plan> {
         Kernel::Simt { block: 64 },
         Kernel::Tiled { block: 128 },
         Kernel::Triangle { block: 32 },
+        Kernel::Split {
+            block: 64,
+            split: 8,
+        },
     ] {
         for &integrator in Integrator::ALL {
             let force = ForceLaw::gravity(1.0, 0.1).unwrap();
@@ -100,6 +104,13 @@ fn euler_fuses_forces_kick_and_drift_where_the_kernel_can() {
         entries(euler(Kernel::Triangle { block: 32 })),
         [Entry::TriangleAccel, Entry::KickDrift]
     );
+    assert_eq!(
+        entries(euler(Kernel::Split {
+            block: 64,
+            split: 8
+        })),
+        [Entry::SplitEuler]
+    );
     // The fused kernel gets the whole dt.
     let Launch::TiledEuler { dt, .. } = launches(euler(Kernel::Tiled { block: 128 }).step())[0]
     else {
@@ -115,6 +126,10 @@ fn zero_softening_takes_the_guarded_kernels() {
         Kernel::Simt { block: 64 },
         Kernel::Tiled { block: 128 },
         Kernel::Triangle { block: 32 },
+        Kernel::Split {
+            block: 32,
+            split: 4,
+        },
     ] {
         for &integrator in Integrator::ALL {
             let plan = |eps| {
@@ -320,4 +335,31 @@ fn every_launch_is_every_op_that_launches() {
         let most = launches.iter().map(|(_, s)| s.shared_bytes).max();
         assert_eq!(plan.max_shared_bytes(), most.unwrap_or(0));
     }
+}
+
+/// `Kernel::Auto` becomes a concrete kernel in the plan (for a nominal GPU
+/// here; `PlanEngine` asks the device): the split kernel at N = 4096, with
+/// at least 65,536 threads in its force launch (issue 23).
+#[test]
+fn auto_plans_launch_the_chosen_kernel() {
+    let force = ForceLaw::gravity(1.0, 0.1).unwrap();
+    let params = Params::new(0.01, force, Kernel::Auto, Integrator::Leapfrog).unwrap();
+    let plan = Plan::new(4096, params).unwrap();
+    assert!(
+        matches!(plan.kernel(), Kernel::Split { .. }),
+        "{}",
+        plan.kernel()
+    );
+    let threads: Vec<u32> = plan
+        .accelerations()
+        .iter()
+        .filter_map(|op| match op {
+            Op::Launch(l, s) if l.entry() == Entry::SplitAccel => Some(s.grid * s.block),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(threads.len(), 1, "{:?}", plan.accelerations());
+    assert!(threads[0] >= 65_536, "{threads:?}");
+    let big = Plan::new(1 << 20, params).unwrap();
+    assert_eq!(big.kernel(), Kernel::Triangle { block: 128 });
 }

@@ -14,7 +14,9 @@ use super::Simulation;
 
 /// Configures and builds a [`Simulation`]; every setter has a default (those
 /// of NVIDIA Warp's N-body example: `dt = 0.01`, softening `0.1`, `G = 1`,
-/// tiled kernel with 256 threads, semi-implicit Euler; and [`Backend::Auto`]).
+/// semi-implicit Euler; [`Backend::Auto`]; and [`Kernel::Auto`]: on a GPU
+/// the kernel, block and split chosen from N and the device, on the CPU
+/// the tiled kernel with 256 threads, Warp's).
 #[derive(Clone, Debug)]
 pub struct SimulationBuilder {
     pub(crate) bodies: Bodies,
@@ -184,7 +186,8 @@ impl Simulation {
             neighbours: d.neighbours(),
             md: None,
             hermite: None,
-            kernel: d.kernel(),
+            // Chosen from N and the device when built (`Kernel::Auto`).
+            kernel: Kernel::default(),
             integrator: d.integrator(),
             backend: Backend::Auto,
             start_step: 0,

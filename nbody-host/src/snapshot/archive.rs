@@ -544,7 +544,7 @@ fn encode_record(state: &State, params: &Params, md: Option<&MdState>) -> Vec<u8
     b.push(params.kernel().code());
     b.push(params.integrator().code());
     b.extend_from_slice(&[0, 0]);
-    b.extend_from_slice(&params.kernel().block().to_le_bytes());
+    b.extend_from_slice(&params.kernel().block_word().to_le_bytes());
     debug_assert_eq!(b.len() as u64, RECORD_HEAD);
     push_rows(&mut b, bodies);
     b.extend_from_slice(&extra);

@@ -163,7 +163,7 @@ impl Checkpoint {
             b.extend_from_slice(&x.to_le_bytes());
         }
         b.push(p.kernel().code());
-        b.extend_from_slice(&p.kernel().block().to_le_bytes());
+        b.extend_from_slice(&p.kernel().block_word().to_le_bytes());
         b.push(p.integrator().code());
         b.push(name.len() as u8);
         b.extend_from_slice(&name);
