@@ -22,6 +22,9 @@
 #     tiled, 100 Euler steps, against tests/data/h200/ once committed) and
 #     the driver's answers (scripts/gpu/jit_probe.py against
 #     softcuda-driver/tests/data/h200_jit_probe.json once committed);
+#   - issue 23 (tests/round_trips.rs): a gravity run of K steps waits for
+#     the device as often for K = 200 as for K = 20, and N = 4096 with the
+#     default kernel launches at least 65,536 force threads;
 #   - Lennard-Jones through the GPU MD plan on Backend::Cuda (tests/md_gpu.rs
 #     cuda::, 256 atoms against the CPU engine and the f64 oracle through
 #     rebuilds, checkpoints, errors, and with the non-blocking stream the
@@ -48,7 +51,7 @@ cd "$root"
 start=$(date +%s)
 step() { printf '\n---- softcuda [%4ds] %s\n' "$(($(date +%s) - start))" "$*"; }
 sc=scripts/with-softcuda.sh
-tests=(--test correctness --test cuda_backend --test cuda_block_pair --test gpu_path --test snapshot --test md_gpu --test gpu_bits)
+tests=(--test correctness --test cuda_backend --test cuda_block_pair --test gpu_path --test snapshot --test md_gpu --test gpu_bits --test round_trips)
 
 step "build: the driver, nbody-host --features cuda linked against it"
 $sc cargo test -q -p nbody-host --features cuda "${tests[@]}" --no-run
@@ -70,6 +73,9 @@ for seed in 1 2 3; do
   step "adversarial schedule, seed $seed"
   SOFTCUDA_SCHEDULE=adversarial SOFTCUDA_SEED=$seed suite
 done
+
+step "issue 23: host round trips per run, force threads at N = 4096 (tests/round_trips.rs, counted in the driver's log)"
+SOFTCUDA_SCHEDULE=deterministic $sc cargo test -q -p nbody-host --features cuda --test round_trips
 
 step "the H200's bits: SIMT and tiled, 100 Euler steps (tests/gpu_bits.rs; deterministic schedule, 20-40 s)"
 SOFTCUDA_SCHEDULE=deterministic $sc cargo test -q -p nbody-host --features cuda --test gpu_bits -- --nocapture

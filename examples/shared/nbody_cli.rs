@@ -607,9 +607,10 @@ pub fn check_outputs(cli: &RunArgs) -> Result<()> {
 /// before the cuts at checkpoints and frames. Every call ends with a host
 /// round trip on a GPU (the divergence flag is read once per call), so:
 /// - with no progress shown, the whole run in one call;
-/// - with a bar or progress lines, one step first, then as many as fill the
-///   display's period at the speed measured so far (a 20-step GPU run
-///   makes two calls; a long one about one per period);
+/// - with a bar or progress lines, as many steps as fill the display's
+///   period: first at a modest speed for the backend ([`modest_rate`]: a
+///   short GPU run is one call), then at the speed measured so far (a long
+///   run makes about one call per period);
 /// - over MPI ranks (whose calls are collective and must agree on every
 ///   rank, where only rank 0 shows progress), 1 % of the run, as before.
 struct Chunks {
@@ -617,12 +618,25 @@ struct Chunks {
     fixed: Option<u64>,
     /// How often progress is shown.
     period: Duration,
-    /// Steps per second measured by the last call.
-    rate: Option<f64>,
+    /// Steps per second: measured by the last call, or the first guess.
+    rate: f64,
+}
+
+/// Interactions per second that `backend` reaches at least, for sizing the
+/// first call of a run with progress shown (a low guess only delays the
+/// first progress line): a GPU 1e11 (an H200 runs 1e11 to 3e12), the CPU
+/// 1e9, the emulator 1e6.
+fn modest_rate(backend: &BackendKind) -> f64 {
+    match backend {
+        BackendKind::Cuda { .. } => 1e11,
+        BackendKind::Emulator => 1e6,
+        _ => 1e9,
+    }
 }
 
 impl Chunks {
-    fn new(to_run: u64, progress: Progress, local: bool) -> Chunks {
+    /// `steps_per_second`: the modest guess for the first call.
+    fn new(to_run: u64, progress: Progress, local: bool, steps_per_second: f64) -> Chunks {
         let (fixed, period) = match (local, progress) {
             (false, _) => (Some((to_run / 100).max(1)), Duration::ZERO),
             (true, Progress::Off) => (Some(to_run.max(1)), Duration::ZERO),
@@ -632,26 +646,25 @@ impl Chunks {
         Chunks {
             fixed,
             period,
-            rate: None,
+            rate: steps_per_second,
         }
     }
 
     fn next(&self) -> u64 {
-        match (self.fixed, self.rate) {
-            (Some(k), _) => k,
-            (None, None) => 1,
-            (None, Some(rate)) => (rate * self.period.as_secs_f64()).clamp(1.0, 1e18) as u64,
+        match self.fixed {
+            Some(k) => k,
+            None => (self.rate * self.period.as_secs_f64()).clamp(1.0, 1e18) as u64,
         }
     }
 
     /// A call ran `steps` steps in `elapsed`.
     fn took(&mut self, steps: u64, elapsed: Duration) {
         let secs = elapsed.as_secs_f64();
-        self.rate = Some(if secs > 0.0 {
+        self.rate = if secs > 0.0 {
             steps as f64 / secs
         } else {
             f64::INFINITY
-        });
+        };
     }
 }
 
@@ -893,7 +906,12 @@ pub fn run(
     };
     // Steps per call: each call ends with one wait for the device (its
     // divergence flag), so a run asks for as few as its output allows.
-    let mut chunks = Chunks::new(to_run, progress, session.simulation().is_some());
+    let mut chunks = Chunks::new(
+        to_run,
+        progress,
+        session.simulation().is_some(),
+        modest_rate(&session.backend()) / (n as f64 * n as f64).max(1.0),
+    );
     let mut last_checkpoint = None;
     while session.steps_done() < target {
         let done = session.steps_done();

@@ -1,8 +1,10 @@
-//! Host round trips per run on the CUDA backend (issue 23 item 1), counted
-//! in the software CUDA device's log (feature `cuda`,
-//! `scripts/ci-softcuda.sh`): every call that makes the host wait for the
-//! device is one round trip, and a run of K steps that asks for no output
-//! on the way must make as many as a run of a few steps, whatever K.
+//! Issue 23 on the software CUDA device (feature `cuda`,
+//! `scripts/ci-softcuda.sh`), read from its log and launch statistics:
+//! - host round trips per run (item 1): every call that makes the host
+//!   wait for the device is one, and a run of K steps that asks for no
+//!   output on the way must make as many as a run of a few steps, whatever K;
+//! - small N fills the GPU (item 2): the default kernel's force launch at
+//!   N = 4096 has at least 65,536 threads.
 //!
 //! Each run happens in a child process (`cuda_env`), since the driver reads
 //! `SOFTCUDA_LOG` once, at `cuInit`.
@@ -113,4 +115,48 @@ fn a_gravity_run_waits_for_the_device_a_fixed_number_of_times() {
     // Opening (the module's memory check), the run, and the six buffers
     // freed at the end.
     assert!(short.len() <= 12, "20 steps: {short:?}");
+}
+
+/// Issue 23: N = 4096 with the default kernel (`Kernel::Auto`, chosen for
+/// the device's 132 modelled SMs) launches at least 65,536 force threads;
+/// the tiled kernel's default launched 2,048 (16 blocks of 128 threads,
+/// two bodies each). Read from the driver's per-launch statistics.
+#[test]
+fn n_4096_launches_at_least_65536_force_threads() {
+    let name = "n_4096_launches_at_least_65536_force_threads";
+    if std::env::var("NBODY_TEST_CHILD").as_deref() == Ok(name) {
+        let sim = nbody_host::Simulation::builder(nbody_host::ic::plummer(4096, 1))
+            .backend(nbody_host::Backend::Cuda { device: 0 })
+            .build()
+            .unwrap();
+        sim.accelerations().unwrap();
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let stats = dir.path().join("stats.jsonl");
+    let stats_text = stats.to_str().unwrap().to_owned();
+    assert!(!cuda_env::in_child(
+        name,
+        &[("SOFTCUDA_STATS", stats_text.as_str())]
+    ));
+    let text = std::fs::read_to_string(&stats).unwrap();
+    let force: Vec<(String, u64)> = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| {
+            let k = v["kernel"].as_str().unwrap_or("");
+            k.contains("accel") || k.contains("euler")
+        })
+        .map(|v| {
+            let dim = |key: &str| -> u64 { (0..3).map(|a| v[key][a].as_u64().unwrap()).product() };
+            (
+                v["kernel"].as_str().unwrap().to_owned(),
+                dim("grid") * dim("block"),
+            )
+        })
+        .collect();
+    assert!(!force.is_empty(), "no force launch in {text}");
+    for (kernel, threads) in &force {
+        assert!(*threads >= 65_536, "{kernel}: {threads} threads");
+    }
 }
