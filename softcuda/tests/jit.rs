@@ -106,16 +106,29 @@ fn reqntid_is_the_exact_block() {
     );
 }
 
-/// Every shipped entry gets its measured count; the estimate is within 16
-/// registers of every measured count and 5 on average (what README claims).
+/// Entry points added since the H200 run that measured the table (issue
+/// 23's split kernels): estimated until the next GPU run measures them.
+const NOT_YET_MEASURED: [&str; 4] = [
+    "nbody_split_accel",
+    "nbody_split_accel_guarded",
+    "nbody_split_euler",
+    "nbody_split_euler_guarded",
+];
+
+/// Every shipped entry the H200 compiled gets its measured count (the rest
+/// are exactly [`NOT_YET_MEASURED`]); the estimate is within 16 registers of
+/// every measured count and 5 on average (what README claims).
 #[test]
 fn registers_are_measured_or_estimated_close_to_the_measurement() {
     let m = parse::parse(common::PTX).unwrap();
     let module = common::module();
     let mut errors = vec![];
+    let mut unmeasured = vec![];
     for f in m.functions.iter().filter(|f| f.is_entry) {
-        let measured = regalloc::measured(&f.name, f.fingerprint)
-            .unwrap_or_else(|| panic!("{}: not in data/sm90_jit_registers.tsv", f.name));
+        let Some(measured) = regalloc::measured(&f.name, f.fingerprint) else {
+            unmeasured.push(f.name.as_str());
+            continue;
+        };
         let k = module.kernel(&f.name).unwrap();
         assert_eq!(
             (k.registers, k.registers_measured),
@@ -128,6 +141,11 @@ fn registers_are_measured_or_estimated_close_to_the_measurement() {
         errors.push(e.abs());
     }
     assert_eq!(errors.len(), 33);
+    unmeasured.sort_unstable();
+    assert_eq!(
+        unmeasured, NOT_YET_MEASURED,
+        "entries not in data/sm90_jit_registers.tsv (or changed since)"
+    );
     let mean = errors.iter().sum::<i64>() as f64 / errors.len() as f64;
     assert!(mean < 5.0, "mean error {mean}");
 }
