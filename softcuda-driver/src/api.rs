@@ -50,12 +50,14 @@ const TAG_MODULE: u64 = 0x5c02;
 const TAG_FUNCTION: u64 = 0x5c03;
 const TAG_STREAM: u64 = 0x5c04;
 const TAG_EVENT: u64 = 0x5c05;
+pub(crate) const TAG_GRAPH: u64 = 0x5c06;
+pub(crate) const TAG_GRAPH_EXEC: u64 = 0x5c07;
 
-fn handle(tag: u64, id: u32) -> Handle {
+pub(crate) fn handle(tag: u64, id: u32) -> Handle {
     ((tag << 48) | id as u64) as Handle
 }
 
-fn unhandle(h: Handle, tag: u64) -> R<u32> {
+pub(crate) fn unhandle(h: Handle, tag: u64) -> R<u32> {
     let v = h as u64;
     if v >> 48 == tag {
         Ok(v as u32)
@@ -80,7 +82,7 @@ fn set_current(ctx: Option<u32>) {
 
 /// Runs `f` on the initialised driver, turning a panic into
 /// `CUDA_ERROR_UNKNOWN` (an unwinding panic must not cross the C boundary).
-fn with(call: &str, f: impl FnOnce(&mut Driver) -> R<()>) -> CUresult {
+pub(crate) fn with(call: &str, f: impl FnOnce(&mut Driver) -> R<()>) -> CUresult {
     let r = catch_unwind(AssertUnwindSafe(|| {
         let mut g = DRIVER.lock().unwrap_or_else(|p| p.into_inner());
         match g.as_mut() {
@@ -100,7 +102,7 @@ fn with(call: &str, f: impl FnOnce(&mut Driver) -> R<()>) -> CUresult {
 }
 
 /// The current context, which must exist (not sticky-checked).
-fn ctx_of(d: &mut Driver) -> R<u32> {
+pub(crate) fn ctx_of(d: &mut Driver) -> R<u32> {
     match current() {
         Some(c) if d.contexts.contains_key(&c) => Ok(c),
         _ => Err(INVALID_CONTEXT),
@@ -108,13 +110,13 @@ fn ctx_of(d: &mut Driver) -> R<u32> {
 }
 
 /// The current context, which must exist and be free of sticky errors.
-fn live_ctx(d: &mut Driver) -> R<u32> {
+pub(crate) fn live_ctx(d: &mut Driver) -> R<u32> {
     let c = ctx_of(d)?;
     d.ctx(c)?;
     Ok(c)
 }
 
-fn stream_of(d: &mut Driver, ctx: u32, h: Handle) -> R<StreamRef> {
+pub(crate) fn stream_of(d: &mut Driver, ctx: u32, h: Handle) -> R<StreamRef> {
     match h as u64 {
         // 0 and CU_STREAM_LEGACY: the legacy default stream;
         // CU_STREAM_PER_THREAD is treated as it too.
@@ -126,7 +128,7 @@ fn stream_of(d: &mut Driver, ctx: u32, h: Handle) -> R<StreamRef> {
     }
 }
 
-fn out<T>(p: *mut T, v: T) -> R<()> {
+pub(crate) fn out<T>(p: *mut T, v: T) -> R<()> {
     if p.is_null() {
         return Err(INVALID_VALUE);
     }
@@ -560,6 +562,7 @@ pub unsafe extern "C" fn cuCtxGetFlags(flags: *mut c_uint) -> CUresult {
 pub extern "C" fn cuCtxSynchronize() -> CUresult {
     with("cuCtxSynchronize", |d| {
         let c = ctx_of(d)?;
+        d.capture_forbids(c, None)?;
         d.synchronize(c)
     })
 }
@@ -929,6 +932,7 @@ pub unsafe extern "C" fn cuMemAlloc_v2(dptr: *mut CUdeviceptr, bytesize: usize) 
             return Err(INVALID_VALUE);
         }
         let c = live_ctx(d)?;
+        d.capture_forbids(c, None)?;
         let p = d.ctx(c)?.dev.memory.alloc(bytesize as u64).map_err(|_| {
             d.log.notice(&format!(
                 "cuMemAlloc_v2({bytesize}): device memory exhausted (SOFTCUDA_MEMORY_BYTES={}): CUDA_ERROR_OUT_OF_MEMORY",
@@ -947,6 +951,7 @@ pub unsafe extern "C" fn cuMemAlloc_v2(dptr: *mut CUdeviceptr, bytesize: usize) 
 pub extern "C" fn cuMemFree_v2(dptr: CUdeviceptr) -> CUresult {
     with("cuMemFree_v2", |d| {
         let c = live_ctx(d)?;
+        d.capture_forbids(c, None)?;
         d.free(c, dptr)
     })
 }
@@ -1540,7 +1545,6 @@ not_supported!(
     cuGraphAddKernelNode,
     cuGraphCreate,
     cuGraphDebugDotPrint,
-    cuGraphDestroy,
     cuGraphGetEdges,
     cuGraphGetNodes,
     cuGraphKernelNodeGetParams,

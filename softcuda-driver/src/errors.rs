@@ -38,6 +38,20 @@ pub const ILLEGAL_ADDRESS: CUresult = 700;
 pub const LAUNCH_OUT_OF_RESOURCES: CUresult = 701;
 /// `CUDA_ERROR_NOT_SUPPORTED`
 pub const NOT_SUPPORTED: CUresult = 801;
+/// `CUDA_ERROR_ILLEGAL_STATE`
+pub const ILLEGAL_STATE: CUresult = 401;
+/// `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`
+pub const STREAM_CAPTURE_UNSUPPORTED: CUresult = 900;
+/// `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`
+pub const STREAM_CAPTURE_INVALIDATED: CUresult = 901;
+/// `CUDA_ERROR_STREAM_CAPTURE_ISOLATION`
+pub const STREAM_CAPTURE_ISOLATION: CUresult = 905;
+/// `CUDA_ERROR_STREAM_CAPTURE_IMPLICIT`
+pub const STREAM_CAPTURE_IMPLICIT: CUresult = 906;
+/// `CUDA_ERROR_CAPTURED_EVENT`
+pub const CAPTURED_EVENT: CUresult = 907;
+/// `CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD`
+pub const STREAM_CAPTURE_WRONG_THREAD: CUresult = 908;
 /// `CUDA_ERROR_UNKNOWN`
 pub const UNKNOWN: CUresult = 999;
 
@@ -350,6 +364,41 @@ const TABLE: &[(CUresult, &str, &str)] = &[
         901,
         "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED\0",
         "operation failed due to a previous error during capture\0",
+    ),
+    (
+        902,
+        "CUDA_ERROR_STREAM_CAPTURE_MERGE\0",
+        "operation would result in a merge of separate capture sequences\0",
+    ),
+    (
+        903,
+        "CUDA_ERROR_STREAM_CAPTURE_UNMATCHED\0",
+        "capture was not ended in the same stream as it began\0",
+    ),
+    (
+        904,
+        "CUDA_ERROR_STREAM_CAPTURE_UNJOINED\0",
+        "capturing stream has unjoined work\0",
+    ),
+    (
+        905,
+        "CUDA_ERROR_STREAM_CAPTURE_ISOLATION\0",
+        "dependency created on uncaptured work in another stream\0",
+    ),
+    (
+        906,
+        "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT\0",
+        "operation would make the legacy stream depend on a capturing blocking stream\0",
+    ),
+    (
+        907,
+        "CUDA_ERROR_CAPTURED_EVENT\0",
+        "operation not permitted on an event last recorded in a capturing stream\0",
+    ),
+    (
+        908,
+        "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD\0",
+        "attempt to terminate a thread-local capture sequence from another thread\0",
     ),
     (909, "CUDA_ERROR_TIMEOUT\0", "wait operation timed out\0"),
     (999, "CUDA_ERROR_UNKNOWN\0", "unknown error\0"),

@@ -26,6 +26,7 @@
 pub mod api;
 pub mod config;
 pub mod errors;
+pub mod graph;
 pub mod jit;
 pub mod log;
 pub mod state;

@@ -56,7 +56,7 @@ pub enum StreamRef {
 }
 
 /// Where a host-to-device copy reads from.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum HostSrc {
     /// Pageable memory: the bytes, copied at the call.
     Staged(Vec<u8>),
@@ -64,8 +64,9 @@ pub enum HostSrc {
     Pinned(usize, usize),
 }
 
-#[derive(Debug)]
-enum Work {
+/// An operation queued on a stream (or captured into a graph, `graph.rs`).
+#[derive(Clone, Debug)]
+pub(crate) enum Work {
     Launch {
         function: u32,
         cfg: LaunchConfig,
@@ -205,6 +206,8 @@ pub struct Driver {
     pub events: HashMap<u32, EventEntry>,
     /// Pinned host allocations: address -> storage.
     pub pinned: BTreeMap<usize, Box<[u8]>>,
+    /// Stream captures, graphs and executable graphs (`graph.rs`).
+    pub graphs: crate::graph::Graphs,
     next_id: u32,
     timing_notice: bool,
 }
@@ -227,12 +230,13 @@ impl Driver {
             streams: HashMap::new(),
             events: HashMap::new(),
             pinned: BTreeMap::new(),
+            graphs: Default::default(),
             next_id: 1,
             timing_notice: false,
         }
     }
 
-    fn id(&mut self) -> u32 {
+    pub(crate) fn id(&mut self) -> u32 {
         self.next_id += 1;
         self.next_id
     }
@@ -275,6 +279,7 @@ impl Driver {
         self.functions.retain(|_, f| f.ctx != id);
         self.streams.retain(|_, s| s.ctx != id);
         self.events.retain(|_, e| e.ctx != id);
+        self.graphs.forget_context(id);
         self.log.trace(|| format!("context {id} destroyed"));
         Ok(())
     }
@@ -313,14 +318,18 @@ impl Driver {
     }
 
     /// Queues `work` on `stream` with CUDA's ordering; runs it at once in
-    /// eager mode. Returns the operation's id.
-    fn enqueue(
+    /// eager mode. Returns the operation's id (0: captured into a graph
+    /// instead, `graph.rs`).
+    pub(crate) fn enqueue(
         &mut self,
         ctx: u32,
         stream: StreamRef,
         work: Work,
         extra_dep: Option<u64>,
     ) -> R<u64> {
+        let Some(work) = self.capture_hook(ctx, stream, work)? else {
+            return Ok(0);
+        };
         let mut deps: Vec<u64> = extra_dep.into_iter().collect();
         let blocking = self.blocking(stream);
         let blocking_tails: Vec<u64> = if stream == StreamRef::Legacy {
@@ -414,6 +423,7 @@ impl Driver {
 
     /// Runs everything queued on `stream`.
     pub fn stream_synchronize(&mut self, ctx: u32, stream: StreamRef) -> R<()> {
+        self.capture_forbids(ctx, Some(stream))?;
         let tail = match stream {
             StreamRef::Legacy => self.contexts.get(&ctx).ok_or(INVALID_CONTEXT)?.legacy_tail,
             StreamRef::Id(s) => self.streams.get(&s).ok_or(INVALID_HANDLE)?.tail,
@@ -426,6 +436,7 @@ impl Driver {
 
     /// `cuStreamQuery`: pending work reports NOT_READY once, then runs.
     pub fn stream_query(&mut self, ctx: u32, stream: StreamRef) -> R<()> {
+        self.capture_forbids(ctx, Some(stream))?;
         let tail = match stream {
             StreamRef::Legacy => self.ctx(ctx)?.legacy_tail,
             StreamRef::Id(s) => self.streams.get(&s).ok_or(INVALID_HANDLE)?.tail,
@@ -971,6 +982,9 @@ impl Driver {
     /// `cuEventRecord`.
     pub fn record(&mut self, event: u32, stream: StreamRef) -> R<()> {
         let ctx = self.events.get(&event).ok_or(INVALID_HANDLE)?.ctx;
+        if let Some(r) = self.capture_record(event, stream) {
+            return r;
+        }
         let op = self.enqueue(ctx, stream, Work::Record { event }, None)?;
         let e = self.events.get_mut(&event).expect("checked");
         e.op = Some(op);
@@ -983,6 +997,9 @@ impl Driver {
     /// `cuEventSynchronize`.
     pub fn event_synchronize(&mut self, event: u32) -> R<()> {
         let e = self.events.get(&event).ok_or(INVALID_HANDLE)?;
+        if self.graphs.is_captured_event(event) {
+            return Err(CAPTURED_EVENT);
+        }
         let ctx = e.ctx;
         match e.op {
             Some(op) => self.complete(ctx, op),
@@ -992,6 +1009,9 @@ impl Driver {
 
     /// `cuEventQuery`.
     pub fn event_query(&mut self, event: u32) -> R<()> {
+        if self.graphs.is_captured_event(event) {
+            return Err(CAPTURED_EVENT);
+        }
         let e = self.events.get_mut(&event).ok_or(INVALID_HANDLE)?;
         let ctx = e.ctx;
         match e.op {
@@ -1009,12 +1029,18 @@ impl Driver {
     pub fn wait_event(&mut self, ctx: u32, stream: StreamRef, event: u32) -> R<()> {
         let e = self.events.get(&event).ok_or(INVALID_HANDLE)?;
         let dep = e.op;
+        if let Some(r) = self.capture_wait(stream, event) {
+            return r;
+        }
         self.enqueue(ctx, stream, Work::Wait, dep)?;
         Ok(())
     }
 
     /// `cuEventElapsedTime`, in milliseconds of *modelled* device time.
     pub fn elapsed(&mut self, start: u32, end: u32) -> R<f32> {
+        if self.graphs.is_captured_event(start) || self.graphs.is_captured_event(end) {
+            return Err(CAPTURED_EVENT);
+        }
         let (s, e) = match (self.events.get(&start), self.events.get(&end)) {
             (Some(s), Some(e)) => (s, e),
             _ => return Err(INVALID_HANDLE),

@@ -1,0 +1,476 @@
+//! CUDA graphs by stream capture: `cuStreamBeginCapture_v2`,
+//! `cuStreamEndCapture`, `cuStreamIsCapturing`, `cuGraphInstantiateWithFlags`,
+//! `cuGraphLaunch`, `cuGraphExecDestroy`, `cuGraphDestroy`, with the most
+//! hostile semantics CUDA allows.
+//!
+//! # Capture
+//! Between `cuStreamBeginCapture_v2` and `cuStreamEndCapture`, work queued
+//! on the capturing stream does not run: it becomes a node of the graph,
+//! with everything it will use fixed at the call (a kernel's parameter
+//! bytes, so the device addresses it was given; a memset's value; a pinned
+//! copy's host address, read when the node runs).
+//!
+//! | during a capture (global or thread-local mode) | here |
+//! | --- | --- |
+//! | `cuStreamSynchronize`, `cuStreamQuery` on the capturing stream | `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`; the capture is invalidated |
+//! | `cuCtxSynchronize`, `cuMemAlloc`, `cuMemFree` in its context | `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`; every such capture is invalidated |
+//! | work on the legacy stream while a *blocking* stream captures | `CUDA_ERROR_STREAM_CAPTURE_IMPLICIT`; that capture is invalidated |
+//! | a copy from or to pageable host memory on the capturing stream | `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED` (a graph here never reads host memory that the caller may have freed by the time it runs); invalidated |
+//! | `cuEventRecord` on the capturing stream | the event becomes a captured event: `cuEventSynchronize`, `cuEventQuery`, `cuEventElapsedTime` on it return `CUDA_ERROR_CAPTURED_EVENT` until it is recorded outside a capture |
+//! | `cuStreamWaitEvent` of the capturing stream on an event recorded outside the capture | `CUDA_ERROR_STREAM_CAPTURE_ISOLATION`; invalidated |
+//! | another stream waiting on a captured event (joining the capture) | `CUDA_ERROR_NOT_SUPPORTED`: multi-stream capture is not modelled |
+//! | `cuStreamEndCapture` from another thread (global or thread-local mode) | `CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD`, the capture goes on |
+//! | `cuStreamEndCapture` of an invalidated capture | `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`, no graph; the capture ends |
+//!
+//! Relaxed mode (`CU_STREAM_CAPTURE_MODE_RELAXED`) lifts the rows on the
+//! context-wide calls (synchronise, allocate, free) and the thread check.
+//!
+//! # Launch
+//! `cuGraphLaunch` queues the graph's nodes on the stream in capture order,
+//! ordered after the stream's earlier work and after the previous launch
+//! of the same executable graph (CUDA serialises launches of one graph),
+//! and like any queued work they run only when something forces them
+//! (`state`'s hostile ordering). The executable graph is a copy: destroying
+//! the graph, or the executable graph while a launch is pending, changes
+//! nothing that was queued. What a node names must still exist when it
+//! runs: a kernel whose module was unloaded is refused at the launch
+//! (`CUDA_ERROR_INVALID_HANDLE`), and memory freed since the capture faults
+//! (`CUDA_ERROR_ILLEGAL_ADDRESS`, sticky) when the node runs.
+
+#![allow(
+    clippy::missing_safety_doc,
+    reason = "every exported function implements a CUDA Driver API entry point; its contract is CUDA's documentation (see api.rs)"
+)]
+
+use std::collections::{BTreeSet, HashMap};
+use std::ffi::{c_int, c_ulonglong};
+use std::thread::ThreadId;
+
+use crate::api::{
+    Handle, TAG_GRAPH, TAG_GRAPH_EXEC, ctx_of, handle, live_ctx, out, stream_of, unhandle, with,
+};
+use crate::errors::*;
+use crate::state::{Driver, HostSrc, R, StreamRef, Work};
+
+/// `CU_STREAM_CAPTURE_MODE_RELAXED`
+pub const CAPTURE_MODE_RELAXED: i32 = 2;
+/// `CU_STREAM_CAPTURE_STATUS_*`: none, active, invalidated.
+pub const CAPTURE_STATUS: [i32; 3] = [0, 1, 2];
+/// `CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH`, the one flag accepted
+/// (nothing here allocates inside a graph).
+pub const INSTANTIATE_AUTO_FREE_ON_LAUNCH: u64 = 1;
+
+/// One stream's capture in progress.
+struct Capture {
+    ctx: u32,
+    mode: i32,
+    thread: ThreadId,
+    nodes: Vec<Work>,
+    /// Set by a forbidden call: `cuStreamEndCapture` then fails.
+    invalidated: bool,
+}
+
+/// A captured graph or an executable one: its context and nodes in order.
+#[derive(Clone)]
+struct Nodes {
+    ctx: u32,
+    nodes: Vec<Work>,
+}
+
+/// Captures, graphs and executable graphs, by id.
+#[derive(Default)]
+pub struct Graphs {
+    captures: HashMap<u32, Capture>,
+    graphs: HashMap<u32, Nodes>,
+    execs: HashMap<u32, Nodes>,
+    /// The last operation of each executable graph's latest launch.
+    last_launch: HashMap<u32, u64>,
+    /// Events last recorded on a capturing stream, by the capturing stream.
+    captured_events: HashMap<u32, u32>,
+}
+
+impl Graphs {
+    /// Whether stream `s` is capturing (validly or not).
+    pub fn capturing(&self, s: u32) -> bool {
+        self.captures.contains_key(&s)
+    }
+
+    /// `cuStreamIsCapturing`'s status of stream `s`.
+    pub fn status(&self, s: StreamRef) -> i32 {
+        match s {
+            StreamRef::Id(id) => match self.captures.get(&id) {
+                None => CAPTURE_STATUS[0],
+                Some(c) if c.invalidated => CAPTURE_STATUS[2],
+                Some(_) => CAPTURE_STATUS[1],
+            },
+            StreamRef::Legacy => CAPTURE_STATUS[0],
+        }
+    }
+
+    /// Whether `event` was last recorded on a capturing stream.
+    pub fn is_captured_event(&self, event: u32) -> bool {
+        self.captured_events.contains_key(&event)
+    }
+
+    /// Forgets whatever belonged to context `ctx` (being destroyed).
+    pub fn forget_context(&mut self, ctx: u32) {
+        self.captures.retain(|_, c| c.ctx != ctx);
+        self.graphs.retain(|_, g| g.ctx != ctx);
+        self.execs.retain(|_, g| g.ctx != ctx);
+    }
+}
+
+impl Driver {
+    fn invalidate(&mut self, stream: u32, why: &str) {
+        if let Some(c) = self.graphs.captures.get_mut(&stream) {
+            c.invalidated = true;
+        }
+        self.log.notice(&format!(
+            "stream {stream}: {why}: the capture is invalidated (cuStreamEndCapture will return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)"
+        ));
+    }
+
+    /// Called by `state`'s enqueue before anything is queued: `Ok(None)`
+    /// when `work` became a node of a capture, `Ok(Some(work))` to queue it,
+    /// or the error a capture makes of it.
+    pub(crate) fn capture_hook(
+        &mut self,
+        ctx: u32,
+        stream: StreamRef,
+        work: Work,
+    ) -> R<Option<Work>> {
+        let id = match stream {
+            StreamRef::Id(id) if self.graphs.capturing(id) => id,
+            StreamRef::Id(_) => return Ok(Some(work)),
+            StreamRef::Legacy => {
+                // The legacy stream would wait for blocking streams, so
+                // for a blocking stream's capture in progress.
+                let implicit: Vec<u32> =
+                    self.graphs
+                        .captures
+                        .iter()
+                        .filter(|(s, c)| {
+                            c.ctx == ctx
+                                && c.mode != CAPTURE_MODE_RELAXED
+                                && self.streams.get(s).is_some_and(|e| {
+                                    e.flags & crate::state::STREAM_NON_BLOCKING == 0
+                                })
+                        })
+                        .map(|(s, _)| *s)
+                        .collect();
+                if implicit.is_empty() {
+                    return Ok(Some(work));
+                }
+                for s in implicit {
+                    self.invalidate(
+                        s,
+                        "work on the legacy stream while this blocking stream captures",
+                    );
+                }
+                return Err(STREAM_CAPTURE_IMPLICIT);
+            }
+        };
+        let pageable = match &work {
+            Work::HtoD {
+                src: HostSrc::Staged(_),
+                ..
+            } => true,
+            Work::DtoH { dst, len, .. } => !self.is_pinned(*dst, *len),
+            _ => false,
+        };
+        if pageable {
+            self.invalidate(id, "a copy from or to pageable host memory");
+            return Err(STREAM_CAPTURE_UNSUPPORTED);
+        }
+        if let Some(c) = self.graphs.captures.get_mut(&id) {
+            c.nodes.push(work);
+        }
+        self.log
+            .trace(|| format!("stream {id}: captured a node (not run)"));
+        Ok(None)
+    }
+
+    /// Refuses a synchronising call while a capture forbids it: on stream
+    /// `stream` (its own capture), or with `None` a context-wide call
+    /// (every non-relaxed capture of `ctx`).
+    pub(crate) fn capture_forbids(&mut self, ctx: u32, stream: Option<StreamRef>) -> R<()> {
+        let hit: Vec<u32> = match stream {
+            Some(StreamRef::Id(s)) if self.graphs.capturing(s) => vec![s],
+            Some(_) => Vec::new(),
+            None => self
+                .graphs
+                .captures
+                .iter()
+                .filter(|(_, c)| c.ctx == ctx && c.mode != CAPTURE_MODE_RELAXED)
+                .map(|(s, _)| *s)
+                .collect(),
+        };
+        if hit.is_empty() {
+            return Ok(());
+        }
+        for s in hit {
+            self.invalidate(s, "a synchronising call during the capture");
+        }
+        Err(STREAM_CAPTURE_UNSUPPORTED)
+    }
+
+    /// `cuEventRecord` on a capturing stream: the event becomes a captured
+    /// event (no node); `None` when `stream` is not capturing.
+    pub(crate) fn capture_record(&mut self, event: u32, stream: StreamRef) -> Option<R<()>> {
+        match stream {
+            StreamRef::Id(s) if self.graphs.capturing(s) => {
+                self.graphs.captured_events.insert(event, s);
+                Some(Ok(()))
+            }
+            _ => {
+                self.graphs.captured_events.remove(&event);
+                None
+            }
+        }
+    }
+
+    /// `cuStreamWaitEvent` where a capture is involved; `None` otherwise.
+    pub(crate) fn capture_wait(&mut self, stream: StreamRef, event: u32) -> Option<R<()>> {
+        let captured_on = self.graphs.captured_events.get(&event).copied();
+        let capturing = match stream {
+            StreamRef::Id(s) if self.graphs.capturing(s) => Some(s),
+            _ => None,
+        };
+        match (capturing, captured_on) {
+            (None, None) => None,
+            // Recorded earlier in this very capture: already ordered.
+            (Some(s), Some(on)) if s == on => Some(Ok(())),
+            (Some(s), None) => {
+                self.invalidate(s, "a wait on an event recorded outside the capture");
+                Some(Err(STREAM_CAPTURE_ISOLATION))
+            }
+            (_, Some(_)) => {
+                self.log.notice(
+                    "cuStreamWaitEvent on an event of another stream's capture (a fork or join of a multi-stream capture): not modelled by softcuda: CUDA_ERROR_NOT_SUPPORTED",
+                );
+                Some(Err(NOT_SUPPORTED))
+            }
+        }
+    }
+
+    /// `cuStreamBeginCapture_v2`.
+    pub fn begin_capture(&mut self, ctx: u32, stream: StreamRef, mode: i32) -> R<()> {
+        self.ctx(ctx)?;
+        if !(0..=CAPTURE_MODE_RELAXED).contains(&mode) {
+            return Err(INVALID_VALUE);
+        }
+        let StreamRef::Id(s) = stream else {
+            self.log.notice(
+                "cuStreamBeginCapture on the legacy default stream: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+            );
+            return Err(STREAM_CAPTURE_UNSUPPORTED);
+        };
+        if self.graphs.capturing(s) {
+            return Err(ILLEGAL_STATE);
+        }
+        self.graphs.captures.insert(
+            s,
+            Capture {
+                ctx,
+                mode,
+                thread: std::thread::current().id(),
+                nodes: Vec::new(),
+                invalidated: false,
+            },
+        );
+        self.log
+            .trace(|| format!("stream {s}: capture begun (mode {mode})"));
+        Ok(())
+    }
+
+    /// `cuStreamEndCapture`: the new graph's id.
+    pub fn end_capture(&mut self, stream: StreamRef) -> R<u32> {
+        let StreamRef::Id(s) = stream else {
+            return Err(ILLEGAL_STATE);
+        };
+        let c = self.graphs.captures.get(&s).ok_or(ILLEGAL_STATE)?;
+        if c.mode != CAPTURE_MODE_RELAXED && c.thread != std::thread::current().id() {
+            return Err(STREAM_CAPTURE_WRONG_THREAD);
+        }
+        let c = self.graphs.captures.remove(&s).expect("checked");
+        self.graphs.captured_events.retain(|_, on| *on != s);
+        if c.invalidated {
+            return Err(STREAM_CAPTURE_INVALIDATED);
+        }
+        let id = self.id();
+        let count = c.nodes.len();
+        self.graphs.graphs.insert(
+            id,
+            Nodes {
+                ctx: c.ctx,
+                nodes: c.nodes,
+            },
+        );
+        self.log
+            .trace(|| format!("stream {s}: capture ended: graph {id} of {count} nodes"));
+        Ok(id)
+    }
+
+    /// `cuGraphInstantiateWithFlags`: an executable copy of graph `graph`.
+    pub fn instantiate(&mut self, graph: u32, flags: u64) -> R<u32> {
+        if flags & !INSTANTIATE_AUTO_FREE_ON_LAUNCH != 0 {
+            return Err(INVALID_VALUE);
+        }
+        let g = self.graphs.graphs.get(&graph).ok_or(INVALID_VALUE)?.clone();
+        self.ctx(g.ctx)?;
+        let id = self.id();
+        self.graphs.execs.insert(id, g);
+        Ok(id)
+    }
+
+    /// `cuGraphLaunch`: the executable graph's nodes queued on `stream`.
+    pub fn launch_graph(&mut self, ctx: u32, exec: u32, stream: StreamRef) -> R<()> {
+        let g = self.graphs.execs.get(&exec).ok_or(INVALID_VALUE)?;
+        if g.ctx != ctx {
+            return Err(INVALID_CONTEXT);
+        }
+        if let StreamRef::Id(s) = stream
+            && self.graphs.capturing(s)
+        {
+            self.log.notice(
+                "cuGraphLaunch into a capturing stream (a child graph): not modelled by softcuda: CUDA_ERROR_NOT_SUPPORTED",
+            );
+            return Err(NOT_SUPPORTED);
+        }
+        let nodes = g.nodes.clone();
+        for w in &nodes {
+            if let Work::Launch { function, .. } = w
+                && !self.functions.contains_key(function)
+            {
+                self.log.notice(
+                    "cuGraphLaunch: a kernel node's function was unloaded since the capture: CUDA_ERROR_INVALID_HANDLE",
+                );
+                return Err(INVALID_HANDLE);
+            }
+        }
+        // Ordered after this graph's previous launch (when still queued).
+        let mut after = self.graphs.last_launch.get(&exec).copied();
+        let mut last = None;
+        for w in nodes {
+            let op = self.enqueue(ctx, stream, w, after.take())?;
+            last = Some(op);
+        }
+        if let Some(op) = last {
+            self.graphs.last_launch.insert(exec, op);
+        }
+        self.log
+            .trace(|| format!("graph exec {exec} launched on {stream:?}"));
+        Ok(())
+    }
+
+    /// `cuGraphExecDestroy`: queued launches still run.
+    pub fn destroy_exec(&mut self, exec: u32) -> R<()> {
+        self.graphs.execs.remove(&exec).ok_or(INVALID_VALUE)?;
+        self.graphs.last_launch.remove(&exec);
+        Ok(())
+    }
+
+    /// `cuGraphDestroy`: executable graphs made from it stay valid.
+    pub fn destroy_graph(&mut self, graph: u32) -> R<()> {
+        self.graphs.graphs.remove(&graph).ok_or(INVALID_VALUE)?;
+        Ok(())
+    }
+
+    /// Ids of the live graphs and executable graphs (tests).
+    pub fn graph_ids(&self) -> (BTreeSet<u32>, BTreeSet<u32>) {
+        (
+            self.graphs.graphs.keys().copied().collect(),
+            self.graphs.execs.keys().copied().collect(),
+        )
+    }
+}
+
+// The exported entry points (see `api.rs` for the conventions: one lock,
+// per-thread current context, out-pointers checked for null).
+
+/// `cuStreamBeginCapture_v2`
+#[unsafe(no_mangle)]
+pub extern "C" fn cuStreamBeginCapture_v2(stream: Handle, mode: c_int) -> CUresult {
+    with("cuStreamBeginCapture_v2", |d| {
+        let c = live_ctx(d)?;
+        let s = stream_of(d, c, stream)?;
+        d.begin_capture(c, s, mode)
+    })
+}
+
+/// `cuStreamEndCapture`
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuStreamEndCapture(stream: Handle, graph: *mut Handle) -> CUresult {
+    with("cuStreamEndCapture", |d| {
+        if graph.is_null() {
+            return Err(INVALID_VALUE);
+        }
+        let c = ctx_of(d)?;
+        let s = stream_of(d, c, stream)?;
+        match d.end_capture(s) {
+            Ok(g) => out(graph, handle(TAG_GRAPH, g)),
+            Err(e) => {
+                if e == STREAM_CAPTURE_INVALIDATED {
+                    out(graph, std::ptr::null_mut())?;
+                }
+                Err(e)
+            }
+        }
+    })
+}
+
+/// `cuStreamIsCapturing`
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuStreamIsCapturing(stream: Handle, status: *mut c_int) -> CUresult {
+    with("cuStreamIsCapturing", |d| {
+        let c = ctx_of(d)?;
+        let s = stream_of(d, c, stream)?;
+        out(status, d.graphs.status(s))
+    })
+}
+
+/// `cuGraphInstantiateWithFlags`
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuGraphInstantiateWithFlags(
+    exec: *mut Handle,
+    graph: Handle,
+    flags: c_ulonglong,
+) -> CUresult {
+    with("cuGraphInstantiateWithFlags", |d| {
+        if exec.is_null() {
+            return Err(INVALID_VALUE);
+        }
+        let g = unhandle(graph, TAG_GRAPH)?;
+        let e = d.instantiate(g, flags)?;
+        out(exec, handle(TAG_GRAPH_EXEC, e))
+    })
+}
+
+/// `cuGraphLaunch`
+#[unsafe(no_mangle)]
+pub extern "C" fn cuGraphLaunch(exec: Handle, stream: Handle) -> CUresult {
+    with("cuGraphLaunch", |d| {
+        let e = unhandle(exec, TAG_GRAPH_EXEC)?;
+        let c = live_ctx(d)?;
+        let s = stream_of(d, c, stream)?;
+        d.launch_graph(c, e, s)
+    })
+}
+
+/// `cuGraphExecDestroy`
+#[unsafe(no_mangle)]
+pub extern "C" fn cuGraphExecDestroy(exec: Handle) -> CUresult {
+    with("cuGraphExecDestroy", |d| {
+        let e = unhandle(exec, TAG_GRAPH_EXEC)?;
+        d.destroy_exec(e)
+    })
+}
+
+/// `cuGraphDestroy`
+#[unsafe(no_mangle)]
+pub extern "C" fn cuGraphDestroy(graph: Handle) -> CUresult {
+    with("cuGraphDestroy", |d| {
+        let g = unhandle(graph, TAG_GRAPH)?;
+        d.destroy_graph(g)
+    })
+}
