@@ -9,7 +9,6 @@ use crate::cuda::{CudaBlockForces, CudaEngine};
 use crate::emulator::{EmulatedMd, EmulatorBlockForces, EmulatorEngine, LaunchOptions};
 use crate::engine::{BackendKind, Engine};
 use crate::error::{Error, Result};
-use crate::force::ForceLaw;
 use crate::md::MdState;
 use crate::plan::md::MdPlanEngine;
 use crate::state::Bodies;
@@ -99,7 +98,7 @@ pub(crate) fn create(
     params: &Params,
     md: Option<&MdState>,
 ) -> Result<(Box<dyn Engine>, Backend)> {
-    let short_range = matches!(params.force(), ForceLaw::LennardJones(_));
+    let short_range = params.force().cutoff().is_some();
     let (engine, resolved): (Box<dyn Engine>, Backend) = match backend {
         Backend::Cpu(tuning) if short_range => (
             Box::new(MdEngine::new(bodies, params, tuning, md)?),

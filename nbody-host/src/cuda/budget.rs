@@ -41,7 +41,7 @@ mod tests {
             Integrator::SemiImplicitEuler,
         )
         .unwrap();
-        let plan = Plan::new(1000, params).unwrap();
+        let plan = Plan::new(1000, params.clone()).unwrap();
         let partials = plan.energy_partials_len() as u64;
         assert!(partials >= 2);
         assert_eq!(device_bytes(&plan), 4 * 16 * 1000 + 8 * partials + 8);

@@ -132,7 +132,7 @@ impl CudaEngine {
     /// shared memory and the device memory before allocating anything.
     pub(crate) fn new(device: u32, bodies: &Bodies, params: &Params) -> Result<CudaEngine> {
         bodies.validate()?;
-        let plan = Plan::for_bodies(bodies, *params)?;
+        let plan = Plan::for_bodies(bodies, params.clone())?;
         let (dev, context, name) = open(device)?;
 
         let needed_shared = plan.max_shared_bytes();

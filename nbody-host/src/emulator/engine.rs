@@ -54,7 +54,7 @@ impl EmulatorEngine {
         race_detection: bool,
     ) -> Result<EmulatorEngine> {
         bodies.validate()?;
-        let plan = Plan::for_bodies(bodies, *params)?;
+        let plan = Plan::for_bodies(bodies, params.clone())?;
         // Hold the kernels to the smallest GPU the PTX targets, so a plan
         // that runs here also fits on any supported device.
         let needed = plan.max_shared_bytes();
