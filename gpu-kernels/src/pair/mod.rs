@@ -182,6 +182,9 @@ macro_rules! pair_styles {
             /// Lennard-Jones 12-6, LAMMPS's `lj/cut`: [`lj::LennardJones`].
             LennardJones in lj => LjForces = nbody_lj_forces,
                 LjForcesThermo = nbody_lj_forces_thermo;
+            /// Morse, LAMMPS's `morse`: [`morse::Morse`].
+            Morse in morse => MorseForces = nbody_morse_forces,
+                MorseForcesThermo = nbody_morse_forces_thermo;
         }
     };
 }
