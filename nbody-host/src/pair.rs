@@ -25,6 +25,41 @@
 //! assert_eq!(ka.coeff(1, 0).params(), &[1.5, 0.8]);
 //! # Ok::<(), nbody_host::Error>(())
 //! ```
+//!
+//! A run of Morse (LAMMPS's `pair_style morse`, coefficients `D0 alpha
+//! r0`), with one type and with two (the same example is in `docs/md.md`):
+//!
+//! ```
+//! use nbody_host::md::Neighbours;
+//! use nbody_host::{Backend, ForceLaw, Integrator, PairPotential, PairStyle, Simulation, ic};
+//!
+//! let (atoms, boundary) = ic::fcc_lattice(4, 0.8442, 1.0, 5)?;
+//! // Morse, one type: D0 = 1, alpha = 3, r0 = 1.1, r_c = 2.5, shifted.
+//! let morse = ForceLaw::pair(PairStyle::Morse, &[1.0, 3.0, 1.1], 2.5, true)?;
+//! // Two types (numbered from 0 here, from 1 in LAMMPS): one atom in five of type 1.
+//! let two = PairPotential::builder(PairStyle::Morse, 2)
+//!     .coeff(0, 0, &[1.0, 3.0, 1.1], 2.5)
+//!     .coeff(0, 1, &[1.5, 2.5, 1.0], 2.2)
+//!     .coeff(1, 1, &[0.5, 4.0, 1.2], 2.4)
+//!     .shift(true)
+//!     .build()?;
+//! let one_in_five = (0..256).map(|i| u32::from(i % 5 == 4)).collect();
+//! for (force, types) in [(morse, vec![]), (ForceLaw::Pair(two), one_in_five)] {
+//!     let mut sim = Simulation::builder(atoms.clone())
+//!         .force(force)
+//!         .types(types)
+//!         .boundary(boundary)
+//!         .neighbours(Neighbours::cells(0.3))
+//!         .integrator(Integrator::VELOCITY_VERLET)
+//!         .dt(0.002)
+//!         .backend(Backend::cpu())
+//!         .build()?;
+//!     let e0 = sim.thermo()?.total;
+//!     sim.step(50)?;
+//!     assert!((sim.thermo()?.total - e0).abs() < 1e-2);
+//! }
+//! # Ok::<(), nbody_host::Error>(())
+//! ```
 
 use std::sync::Arc;
 

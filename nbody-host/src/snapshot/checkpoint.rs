@@ -117,7 +117,7 @@ impl Checkpoint {
     /// sim.step(3)?;
     /// let checkpoint = Checkpoint {
     ///     state: sim.state()?,
-    ///     params: *sim.params(),
+    ///     params: sim.params().clone(),
     ///     backend: sim.backend(),
     /// };
     /// checkpoint.save(&path)?;
