@@ -25,4 +25,5 @@ pub mod api;
 pub mod config;
 pub mod errors;
 pub mod log;
+pub mod order;
 pub mod state;
