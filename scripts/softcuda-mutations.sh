@@ -41,6 +41,15 @@ bug1-block-pair-legacy-uploads|nbody-host/src/cuda/block_pair.rs|s = replace(s, 
 bug1-block-pair-legacy-memset|nbody-host/src/cuda/block_pair.rs|s = replace(s, "unsafe { self.partials.set_zero_async(&self.stream) }.map_err(&upload)?;", "self.partials.copy_from(&vec![0f64; partials][..]).map_err(&upload)?;")|--test cuda_block_pair
 bug4-block-pair-no-jit-limits|nbody-host/src/cuda/block_pair.rs|s = replace(s, "        configure_launches(&functions, launches.iter().map(\x7c(l, s)\x7c (l.entry(), *s)))?;\n", "        let _ = &launches;\n")|--test cuda_block_pair
 bug5-block-pair-drop-without-context|nbody-host/src/cuda/block_pair.rs|s = replace(s, "let _current = Current::push(self.context.as_raw());", "let _current = ();")|--test cuda_block_pair
+scan-missing-barrier|nbody-host/ptx/gpu_kernels.ptx|s = delete_line(s, "nbody_scan_blocks", "bar.sync", 0)|--test md_gpu cuda::;--lib plan::md
+md-bin-non-atomic-count|nbody-host/ptx/gpu_kernels.ptx|s = in_entry(s, "nbody_md_bin", "{ .reg .u64 %gp; cvta.to.global.u64 %gp, %rd10; atom.global.add.u32 %r12, [%gp], %r13; }", "{ .reg .u64 %gp; .reg .b32 %cnt; cvta.to.global.u64 %gp, %rd10; ld.global.u32 %r12, [%gp]; add.s32 %cnt, %r12, %r13; st.global.u32 [%gp], %cnt; }")|--test md_gpu cuda::;--lib plan::md
+md-bin-clamp-off-by-one|nbody-host/ptx/gpu_kernels.ptx|s = in_entry(s, "nbody_md_bin", "add.s32 \t%r88, %r5, -1;", "add.s32 \t%r88, %r5, 0;")|--test md_gpu cuda::;--lib plan::md
+md-read-without-stream-sync|nbody-host/src/cuda/md.rs|s = replace(s, "        let src = d.range(buf, offset, len)?;\n        d.sync()?;\n", "        let src = d.range(buf, offset, len)?;\n")|--test md_gpu cuda::
+event-on-the-wrong-stream|nbody-host/src/cuda/engine.rs|s = replace(s, "        self.stop\n            .record(&self.stream)\n", "        self.stop\n            .record(&Stream::new(StreamFlags::NON_BLOCKING, None).map_err(during(\"creating a stream\"))?)\n")|--test cuda_backend;--test correctness cuda::tiled
+md-bin-cta-atomic|nbody-host/ptx/gpu_kernels.ptx|s = in_entry(s, "nbody_md_bin", "atom.global.add.u32 %r12, [%gp], %r13;", "atom.cta.global.add.u32 %r12, [%gp], %r13;")|--test md_gpu cuda::;--lib plan::md
+md-drift-ld-nc-of-written-data|nbody-host/ptx/gpu_kernels.ptx|s = in_entry(s, "nbody_md_drift", "ld.global.v4.b32 \t{%r8, %r9, %r10, %r11}, [%rd9];", "ld.global.nc.v4.b32 \t{%r8, %r9, %r10, %r11}, [%rd9];")|--test md_gpu cuda::;--lib plan::md
+triangle-missing-syncwarp|nbody-host/ptx/gpu_kernels.ptx|s = delete_line(s, "nbody_triangle_accel", "bar.warp.sync", 5)|--test correctness cuda::triangle;--test cuda_backend
+energy-last-block-sums|nbody-host/ptx/gpu_kernels.ptx|s = in_entry(s, "nbody_energy", "\tst.global.b64 \t[%rd11+8], %rd50;\n", "\tst.global.b64 \t[%rd11+8], %rd50;\n" + LAST_BLOCK_SUMS)|--test cuda_backend;--test correctness cuda::
 EOF
 )
 
@@ -52,16 +61,58 @@ def replace(s, old, new):
     if s.count(old) != 1:
         sys.exit(f"mutation does not apply: {old[:80]!r} found {s.count(old)} times in {path}")
     return s.replace(old, new)
-def delete_bar_sync(s, entry, k):
+def entry_range(s, entry):
     start = s.index(f".entry {entry}(")
     end = s.find(".entry ", start + 1)
-    end = len(s) if end < 0 else end
+    return start, len(s) if end < 0 else end
+def delete_line(s, entry, prefix, k):
+    start, end = entry_range(s, entry)
     lines = s[start:end].split("\n")
-    idx = [i for i, l in enumerate(lines) if l.strip().startswith("bar.sync")]
+    idx = [i for i, l in enumerate(lines) if l.strip().startswith(prefix)]
     if len(idx) <= k:
-        sys.exit(f"mutation does not apply: {entry} has {len(idx)} bar.sync")
+        sys.exit(f"mutation does not apply: {entry} has {len(idx)} {prefix}")
     del lines[idx[k]]
     return s[:start] + "\n".join(lines) + s[end:]
+def delete_bar_sync(s, entry, k):
+    return delete_line(s, entry, "bar.sync", k)
+def in_entry(s, entry, old, new):
+    start, end = entry_range(s, entry)
+    return s[:start] + replace(s[start:end], old, new) + s[end:]
+# After its own partial sums, the energy kernel's last block adds every
+# other block's pair into its own and zeroes theirs: right only if every
+# other block has finished (blocks in order), as a reduction that assumes
+# block order would be.
+LAST_BLOCK_SUMS = """\t{
+\t.reg .pred %lq;
+\t.reg .b32 %lk, %ln;
+\t.reg .b64 %la, %lv, %ls, %lp;
+\tmov.u32 %ln, %nctaid.x;
+\tadd.u32 %ln, %ln, -1;
+\tsetp.ne.u32 %lq, %r5, %ln;
+\t@%lq bra $L__MUT_DONE;
+\tmov.b64 %ls, %rd49;
+\tmov.b64 %lp, %rd50;
+\tmov.u32 %lk, 0;
+$L__MUT_LOOP:
+\tsetp.ge.u32 %lq, %lk, %r5;
+\t@%lq bra $L__MUT_END;
+\tmul.wide.u32 %la, %lk, 16;
+\tadd.s64 %la, %rd3, %la;
+\tld.global.b64 %lv, [%la];
+\tadd.rn.f64 %ls, %ls, %lv;
+\tld.global.b64 %lv, [%la+8];
+\tadd.rn.f64 %lp, %lp, %lv;
+\tmov.b64 %lv, 0;
+\tst.global.b64 [%la], %lv;
+\tst.global.b64 [%la+8], %lv;
+\tadd.u32 %lk, %lk, 1;
+\tbra.uni $L__MUT_LOOP;
+$L__MUT_END:
+\tst.global.b64 [%rd11], %ls;
+\tst.global.b64 [%rd11+8], %lp;
+$L__MUT_DONE:
+\t}
+"""
 s = open(path).read()
 before = s
 exec(code)
@@ -80,7 +131,7 @@ PY
 # Baseline: the unmutated copy must pass every test a mutation is judged by,
 # or a CAUGHT below would mean nothing.
 echo "==== baseline (no mutation)"
-for run in "--test cuda_backend" "--test cuda_block_pair" "--test correctness cuda::"; do
+for run in "--test cuda_backend" "--test cuda_block_pair" "--test correctness cuda::" "--test md_gpu cuda::" "--lib plan::md"; do
   # shellcheck disable=SC2086
   (cd "$src" && scripts/with-softcuda.sh cargo test -q -p nbody-host --features cuda $run) \
     >"$scratch/baseline.log" 2>&1 ||
