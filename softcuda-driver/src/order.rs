@@ -46,7 +46,12 @@ impl Vc {
 
     /// Whether operation `op`, queued on stream `key`, precedes.
     pub fn covers(&self, key: u32, op: u64) -> bool {
-        self.0.get(&key).is_some_and(|&x| x >= op)
+        self.latest(key) >= op
+    }
+
+    /// The latest operation of stream `key` that precedes (0: none).
+    pub fn latest(&self, key: u32) -> u64 {
+        self.0.get(&key).copied().unwrap_or(0)
     }
 }
 

@@ -57,6 +57,10 @@ pub const STREAM_NON_BLOCKING: u32 = 1;
 /// `CU_EVENT_DISABLE_TIMING`
 pub const EVENT_DISABLE_TIMING: u32 = 2;
 
+/// Concurrent earlier operations a launch or copy is race-checked against,
+/// at most (the latest ones).
+const CONCURRENT_KEPT: usize = 64;
+
 /// Which stream an operation is queued on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum StreamRef {
@@ -137,9 +141,10 @@ pub struct Context {
     host_vc: Vc,
     /// Every operation queued so far.
     all_vc: Vc,
-    /// Operations run that later ones may not follow: (op, stream key).
-    done: Vec<(u64, u32)>,
-    /// `done`'s length after it was last pruned.
+    /// Operations run that later ones may not follow, per stream key (in
+    /// the order they ran, which is their stream's order).
+    done: BTreeMap<u32, Vec<u64>>,
+    /// How many `done` held after it was last pruned.
     done_kept: usize,
     /// The clocks of queued operations and of those in `done`.
     vcs: HashMap<u64, Vc>,
@@ -284,7 +289,7 @@ impl Driver {
                 legacy_vc: Vc::default(),
                 host_vc: Vc::default(),
                 all_vc: Vc::default(),
-                done: Vec::new(),
+                done: BTreeMap::new(),
                 done_kept: 32,
                 vcs: HashMap::new(),
                 clock: 0.0,
@@ -576,30 +581,43 @@ impl Driver {
     }
 
     /// Earlier operations that the operation with clock `vc` does not
-    /// follow (for the race detector).
+    /// follow (for the race detector): the latest [`CONCURRENT_KEPT`] of
+    /// them (an older one left out is taken as ordered: a race with it may
+    /// be missed, none is invented).
     fn concurrent_with(c: &Context, vc: &Vc) -> Vec<u32> {
-        c.done
-            .iter()
-            .filter(|&&(a, k)| !vc.covers(k, a))
-            .map(|&(a, _)| a as u32)
-            .collect()
+        let mut out: Vec<u64> = Vec::new();
+        for (&k, ops) in &c.done {
+            let known = vc.latest(k);
+            let first = ops.partition_point(|&a| a <= known);
+            out.extend(&ops[first..]);
+        }
+        out.sort_unstable_by(|a, b| b.cmp(a));
+        out.truncate(CONCURRENT_KEPT);
+        out.into_iter().map(|a| a as u32).collect()
     }
 
     /// Operation `op` ran: later operations that do not follow it are
-    /// checked against it. Forgets those everything follows (what the host
-    /// waited for, when every queued operation follows it too).
+    /// checked against it. Forgets those that every queued and every future
+    /// operation follows (what the host waited for, when each queued
+    /// operation follows it too).
     fn retire(&mut self, ctx: u32, op: u64, key: u32) {
         let Some(c) = self.contexts.get_mut(&ctx) else {
             return;
         };
-        c.done.push((op, key));
-        if c.done.len() >= 2 * c.done_kept {
-            let (host, pending) = (&c.host_vc, &c.pending);
-            c.done.retain(|&(a, k)| {
-                !(host.covers(k, a) && pending.values().all(|p| p.vc.covers(k, a)))
-            });
-            c.done_kept = c.done.len().max(32);
-            let done: BTreeSet<u64> = c.done.iter().map(|d| d.0).collect();
+        c.done.entry(key).or_default().push(op);
+        let total: usize = c.done.values().map(Vec::len).sum();
+        if total >= 2 * c.done_kept {
+            for (&k, ops) in c.done.iter_mut() {
+                let floor = c
+                    .pending
+                    .values()
+                    .map(|p| p.vc.latest(k))
+                    .fold(c.host_vc.latest(k), u64::min);
+                ops.retain(|&a| a > floor);
+            }
+            c.done.retain(|_, ops| !ops.is_empty());
+            c.done_kept = c.done.values().map(Vec::len).sum::<usize>().max(32);
+            let done: BTreeSet<u64> = c.done.values().flatten().copied().collect();
             c.vcs
                 .retain(|o, _| done.contains(o) || c.pending.contains_key(o));
         }

@@ -288,44 +288,52 @@ impl Cell {
                 self.tag = tag;
             }
         }
-        let me = side(&s, acc);
-        let wf = Access::from_bits(self.flags & 0xff, true);
+        let fb = acc.bits();
         if acc.nc && self.w.thread != 0 && self.w.op == view.op {
             return Some(Conflict {
-                first: side(&self.w, wf),
-                second: me,
+                first: side(&self.w, Access::from_bits(self.flags & 0xff, true)),
+                second: side(&s, acc),
                 nc: true,
             });
         }
         // Any access conflicts with an unordered write, unless both are
         // morally strong.
-        if view.concurrent(&self.w, &s) && !view.morally_strong(&self.w, wf, &s, acc) {
-            return Some(Conflict {
-                first: side(&self.w, wf),
-                second: me,
-                nc: false,
-            });
+        if view.concurrent(&self.w, &s) {
+            let wf = Access::from_bits(self.flags & 0xff, true);
+            if !view.morally_strong(&self.w, wf, &s, acc) {
+                return Some(Conflict {
+                    first: side(&self.w, wf),
+                    second: side(&s, acc),
+                    nc: false,
+                });
+            }
         }
         if acc.kind != Kind::Read {
             for (r, shift) in [(self.r1, 8), (self.r2, 16)] {
-                let rf = Access::from_bits(self.flags >> shift & 0xff, false);
-                if r.thread != 0 && rf.nc && r.op == view.op {
+                if r.thread == 0 {
+                    continue;
+                }
+                let bits = self.flags >> shift & 0xff;
+                if bits & 8 != 0 && r.op == view.op {
                     return Some(Conflict {
-                        first: side(&r, rf),
-                        second: me,
+                        first: side(&r, Access::from_bits(bits, false)),
+                        second: side(&s, acc),
                         nc: true,
                     });
                 }
-                if view.concurrent(&r, &s) && !view.morally_strong(&r, rf, &s, acc) {
-                    return Some(Conflict {
-                        first: side(&r, rf),
-                        second: me,
-                        nc: false,
-                    });
+                if view.concurrent(&r, &s) {
+                    let rf = Access::from_bits(bits, false);
+                    if !view.morally_strong(&r, rf, &s, acc) {
+                        return Some(Conflict {
+                            first: side(&r, rf),
+                            second: side(&s, acc),
+                            nc: false,
+                        });
+                    }
                 }
             }
             self.w = s;
-            self.flags = (self.flags & !0xff) | acc.bits();
+            self.flags = (self.flags & !0xff) | fb;
         }
         if acc.kind != Kind::Write {
             // Keep two distinct readers, preferring to replace one that the
@@ -335,10 +343,10 @@ impl Cell {
             };
             if stale(&self.r1) {
                 self.r1 = s;
-                self.flags = (self.flags & !0xff00) | acc.bits() << 8;
+                self.flags = (self.flags & !0xff00) | fb << 8;
             } else {
                 self.r2 = s;
-                self.flags = (self.flags & !0xff_0000) | acc.bits() << 16;
+                self.flags = (self.flags & !0xff_0000) | fb << 16;
             }
         }
         None
