@@ -1,4 +1,7 @@
 //! The driver's state and semantics, behind the C functions of `api.rs`.
+//! (Over 600 lines: the queue, its ordering and every operation's
+//! execution share the `Driver` and `Context` state; the clocks are in
+//! `order.rs`.)
 //!
 //! # The hostile ordering
 //!
@@ -561,7 +564,9 @@ impl Driver {
         if launch(&x).is_none() {
             return group;
         }
-        for y in c.pending.range(x + 1..).map(|(y, _)| y) {
+        // The next queued operations only (a long queue on one stream would
+        // make this quadratic).
+        for y in c.pending.range(x + 1..).map(|(y, _)| y).take(256) {
             let Some(py) = launch(y) else {
                 continue;
             };

@@ -1,5 +1,7 @@
 //! A software CUDA device: PTX as rustc (or nvcc) emits it, interpreted on
 //! the CPU with the GPU's execution model, checked and accounted.
+//! (Over 600 lines: the `Device` API, its launch checks and the messages
+//! naming faults belong together.)
 //!
 //! ```text
 //! PTX text --parse--> syntax tree --decode--> Kernel (compact instructions)
