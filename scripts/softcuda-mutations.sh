@@ -20,8 +20,8 @@
 # dependency), 2.1 min once it is warm (nbody-host's test binaries rebuilt
 # after each mutation); with the four block-pair mutations, 8.1 min from
 # empty (2026-11-26; results in softcuda/README.md, "Mutations"); with the
-# nine kernel and stream mutations of issue 24, 11.1 min with target/mutants
-# warm from an earlier run (2026-11-27). Not in CI: cold, it would take
+# nine kernel and stream mutations of issue 24, 11.1 and 14.8 min with
+# target/mutants warm from an earlier run (2026-11-27, the VM at load 12-196). Not in CI: cold, it would take
 # scripts/ci-softcuda.sh well past its 12-minute budget.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
