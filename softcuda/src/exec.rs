@@ -1263,8 +1263,12 @@ fn exec_ld(
                     ns += 1;
                 }
             }
-            env.stats
-                .request(&shared_acc[..ns], &global_acc[..ng], len, account::Access::Load);
+            env.stats.request(
+                &shared_acc[..ns],
+                &global_acc[..ng],
+                len,
+                account::Access::Load,
+            );
             return Ok(());
         }
     }
@@ -1305,8 +1309,12 @@ fn exec_ld(
         }
     }
     env.acquire_l1(order);
-    env.stats
-        .request(&shared_acc[..ns], &global_acc[..ng], len, account::Access::Load);
+    env.stats.request(
+        &shared_acc[..ns],
+        &global_acc[..ng],
+        len,
+        account::Access::Load,
+    );
     Ok(())
 }
 
@@ -1368,8 +1376,12 @@ fn exec_st(
             Loc::Local(_) => {}
         }
     }
-    env.stats
-        .request(&shared_acc[..ns], &global_acc[..ng], len, account::Access::Store);
+    env.stats.request(
+        &shared_acc[..ns],
+        &global_acc[..ng],
+        len,
+        account::Access::Store,
+    );
     Ok(())
 }
 
@@ -1497,8 +1509,12 @@ fn exec_atom(
             Loc::Local(_) => {}
         }
     }
-    env.stats
-        .request(&shared_acc[..ns], &global_acc[..ng], len, account::Access::Atomic);
+    env.stats.request(
+        &shared_acc[..ns],
+        &global_acc[..ng],
+        len,
+        account::Access::Atomic,
+    );
     Ok(())
 }
 
