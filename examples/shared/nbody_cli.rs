@@ -427,7 +427,10 @@ pub fn configure(builder: SimulationBuilder, cli: &RunArgs, base: &Params) -> Si
     });
     builder
         .dt(cli.dt.unwrap_or(default_dt))
-        .softening(cli.softening.unwrap_or(base.gravity().softening_f64()))
+        .softening(
+            cli.softening
+                .unwrap_or(base.gravity().unwrap_or_default().softening_f64()),
+        )
         .kernel(kernel)
         .integrator(integrator)
         .backend(match cli.backend {
@@ -447,7 +450,7 @@ fn changes_from(cli: &RunArgs, base: &Params) -> Vec<String> {
     {
         changes.push(format!("dt {} -> {dt}", base.dt_f64()));
     }
-    let eps = base.gravity().softening();
+    let eps = base.gravity().unwrap_or_default().softening();
     if let Some(s) = cli.softening
         && s as f32 != eps
     {
@@ -510,7 +513,7 @@ pub fn prepare(cli: &RunArgs) -> Result<(SimulationBuilder, Vec<String>)> {
     }
     if let Some(path) = &cli.resume {
         let checkpoint = Checkpoint::load(path)?;
-        let base = checkpoint.params;
+        let base = checkpoint.params.clone();
         let changes = changes_from(cli, &base);
         if !changes.is_empty() && !cli.allow_changes {
             return Err(usage(format!(
@@ -525,7 +528,7 @@ pub fn prepare(cli: &RunArgs) -> Result<(SimulationBuilder, Vec<String>)> {
     }
     // A fresh run's defaults, the kernel chosen from N and the device.
     let d = Params::default();
-    let base = Params::new(d.dt_f64(), d.force(), Kernel::Auto, d.integrator())?;
+    let base = Params::new(d.dt_f64(), d.force().clone(), Kernel::Auto, d.integrator())?;
     let seed = cli.seed.unwrap_or(42);
     if let (true, Some(path)) = (hermite, &cli.init) {
         // Hermite starts from the file's f64 values themselves.
@@ -747,7 +750,7 @@ macro_rules! forward_to_sim {
             self.sim.time()
         }
         fn params(&self) -> nbody_host::Params {
-            *self.sim.params()
+            self.sim.params().clone()
         }
         fn backend(&self) -> nbody_host::BackendKind {
             self.sim.backend()

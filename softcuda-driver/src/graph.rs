@@ -349,7 +349,11 @@ impl Driver {
             }
         }
         // Ordered after this graph's previous launch (when still queued).
-        let mut after = self.graphs.last_launch.get(&exec).copied();
+        let mut after = self
+            .graphs
+            .last_launch
+            .get(&exec)
+            .map(|&op| (Some(op), self.op_clock(ctx, op)));
         let mut last = None;
         for w in nodes {
             let op = self.enqueue(ctx, stream, w, after.take())?;

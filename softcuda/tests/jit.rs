@@ -106,9 +106,17 @@ fn reqntid_is_the_exact_block() {
     );
 }
 
-/// Entry points added since the H200 run that measured the table (issue
-/// 23's split kernels): estimated until the next GPU run measures them.
-const NOT_YET_MEASURED: [&str; 4] = [
+/// Entry points added or changed since the H200 run that measured the
+/// table: issue 23's split kernels, and the pair styles' rework (Morse
+/// added; Lennard-Jones, the ghosts and the reorder with atom types).
+/// Estimated until the next GPU run measures them.
+const NOT_YET_MEASURED: [&str; 10] = [
+    "nbody_lj_forces",
+    "nbody_lj_forces_thermo",
+    "nbody_md_ghost_place",
+    "nbody_md_reorder",
+    "nbody_morse_forces",
+    "nbody_morse_forces_thermo",
     "nbody_split_accel",
     "nbody_split_accel_guarded",
     "nbody_split_euler",
@@ -140,7 +148,7 @@ fn registers_are_measured_or_estimated_close_to_the_measurement() {
         assert!(e.abs() <= 16, "{}: estimate {e:+} off", f.name);
         errors.push(e.abs());
     }
-    assert_eq!(errors.len(), 33);
+    assert_eq!(errors.len(), 29);
     unmeasured.sort_unstable();
     assert_eq!(
         unmeasured, NOT_YET_MEASURED,

@@ -31,12 +31,14 @@ impl<D: Device<Buf>> PlanEngine<D> {
         open: impl FnOnce() -> Result<D>,
     ) -> Result<PlanEngine<D>> {
         bodies.validate()?;
-        Plan::for_bodies(bodies, *params)?;
+        Plan::for_bodies(bodies, params.clone())?;
         let mut dev = open()?;
         // `Kernel::Auto` chooses by this device's multiprocessors.
         let params = match params.kernel() {
-            Kernel::Auto => params.with_kernel(Kernel::choose(bodies.len(), dev.multiprocessors())),
-            _ => *params,
+            Kernel::Auto => params
+                .clone()
+                .with_kernel(Kernel::choose(bodies.len(), dev.multiprocessors())),
+            _ => params.clone(),
         };
         let plan = Plan::for_bodies(bodies, params)?;
 
