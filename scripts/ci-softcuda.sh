@@ -23,8 +23,10 @@
 #     the driver's answers (scripts/gpu/jit_probe.py against
 #     softcuda-driver/tests/data/h200_jit_probe.json once committed);
 #   - issue 23 (tests/round_trips.rs): a gravity run of K steps waits for
-#     the device as often for K = 200 as for K = 20, and N = 4096 with the
-#     default kernel launches at least 65,536 force threads;
+#     the device as often for K = 200 as for K = 20, a safe-rebuild
+#     Lennard-Jones run waits at most once per 8 steps (builds decided on
+#     the device), and N = 4096 with the default kernel launches at least
+#     65,536 force threads;
 #   - Lennard-Jones through the GPU MD plan on Backend::Cuda (tests/md_gpu.rs
 #     cuda::, 256 atoms against the CPU engine and the f64 oracle through
 #     rebuilds, checkpoints, errors, and with the non-blocking stream the
@@ -74,7 +76,7 @@ for seed in 1 2 3; do
   SOFTCUDA_SCHEDULE=adversarial SOFTCUDA_SEED=$seed suite
 done
 
-step "issue 23: host round trips per run, force threads at N = 4096 (tests/round_trips.rs, counted in the driver's log)"
+step "issue 23: host round trips per run (gravity, safe-rebuild MD), force threads at N = 4096 (tests/round_trips.rs, counted in the driver's log)"
 SOFTCUDA_SCHEDULE=deterministic $sc cargo test -q -p nbody-host --features cuda --test round_trips
 
 step "the H200's bits: SIMT and tiled, 100 Euler steps (tests/gpu_bits.rs; deterministic schedule, 20-40 s)"

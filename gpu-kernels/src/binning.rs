@@ -7,18 +7,27 @@
 //! 2. (the exclusive scan of the counts: each cell's first index, `start`);
 //! 3. [`scatter`]: `order[start[c] + slot] = i`, the bodies grouped by cell in
 //!    the order the atomics happened to give;
-//! 4. [`reorder`]: each body's rank within its cell by its index (so the
-//!    order within a cell is stable, whatever the atomics did), and the move
-//!    of position, velocity, [`Tag`] and type to `start[c] + rank`, plus the
-//!    reference positions of the rebuild trigger.
+//! 4. [`reorder`]: each body's rank within its cell by its original index
+//!    (`Tag::id`, so the order within a cell depends on nothing but the
+//!    positions and the ids: not on the order before, nor on what the
+//!    atomics did), and the move of position, velocity, [`Tag`] and type to
+//!    `start[c] + rank`, plus the reference positions of the rebuild
+//!    trigger;
+//! 5. [`copy_back`]: the sorted arrays back into the buffers the step uses
+//!    (the host cannot swap the roles of buffers in a build it does not
+//!    know will happen).
 //!
-//! The result is deterministic: the same bodies in the same order give the
-//! same sorted arrays bit for bit on any schedule. Ranking costs
-//! `O(cell occupancy)` per body (about 20 to 40 in a Lennard-Jones liquid).
+//! The result is deterministic: the same positions and ids give the same
+//! sorted arrays bit for bit on any schedule, whatever order the bodies
+//! were in, so lists rebuilt from the positions of the last build (a
+//! checkpoint's list origin, or a replayed batch) are the lists that build
+//! made. Ranking costs `O(cell occupancy)` per body (about 20 to 40 in a
+//! Lennard-Jones liquid). Every kernel here does nothing unless the step
+//! builds ([`building`]).
 
 use crate::exec::{Exec, Global};
 use crate::integrate::global_thread;
-use crate::periodic::{Grid, Tag, wrap};
+use crate::periodic::{Grid, STATUS_ENTRIES, STATUS_MOVED, Tag, building, wrap};
 use crate::vec4::Vec4;
 
 /// Wraps body `i` into the box in place (`pos`, and `tag`'s image counters),
@@ -27,7 +36,8 @@ use crate::vec4::Vec4;
 ///
 /// # Safety
 /// `pos`, `tag`, `cell`, `slot` hold `n` elements, `counts` at least
-/// `nx ny nz` zeroed words; launched with [`shape::per_body`](crate::shape::per_body).
+/// `nx ny nz` zeroed words, `status` [`STATUS_WORDS`](crate::periodic::STATUS_WORDS);
+/// launched with [`shape::per_body`](crate::shape::per_body).
 #[allow(
     clippy::too_many_arguments,
     reason = "one argument per PTX kernel parameter"
@@ -39,6 +49,7 @@ pub unsafe fn bin<E: Exec>(
     cell: Global<u32>,
     slot: Global<u32>,
     counts: Global<u32>,
+    status: Global<u32>,
     n: u32,
     lx: f32,
     ly: f32,
@@ -48,7 +59,8 @@ pub unsafe fn bin<E: Exec>(
     nz: u32,
 ) {
     let i = global_thread(e);
-    if i < n {
+    // SAFETY: `status` holds STATUS_WORDS words (the contract).
+    if i < n && unsafe { building(e, status) } {
         let grid = Grid::new(lx, ly, lz, nx, ny, nz);
         // SAFETY: i < n; thread i touches only element i of each buffer, and counts atomically.
         unsafe {
@@ -74,19 +86,26 @@ pub unsafe fn bin<E: Exec>(
 ///
 /// # Safety
 /// `cell`, `slot` and `order` hold `n` elements, every `cell[i] < cells`,
-/// `start` `cells + 1` (the exclusive scan of [`bin`]'s counts); launched with
+/// `start` `cells + 1` (the exclusive scan of [`bin`]'s counts), `status`
+/// [`STATUS_WORDS`](crate::periodic::STATUS_WORDS); launched with
 /// [`shape::per_body`](crate::shape::per_body).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one argument per PTX kernel parameter"
+)]
 pub unsafe fn scatter<E: Exec>(
     e: &E,
     cell: Global<u32>,
     slot: Global<u32>,
     start: Global<u32>,
     order: Global<u32>,
+    status: Global<u32>,
     n: u32,
     cells: u32,
 ) {
     let i = global_thread(e);
-    if i < n {
+    // SAFETY: `status` holds STATUS_WORDS words (the contract).
+    if i < n && unsafe { building(e, status) } {
         // SAFETY: i < n, c < cells; the slots of one cell are distinct (atomic counts) and the
         // cells' ranges disjoint (the scan), so each element of `order` has one writer.
         unsafe {
@@ -97,14 +116,16 @@ pub unsafe fn scatter<E: Exec>(
 }
 
 /// Moves body `i = order[q]` to `start[c] + rank`, `rank` the number of
-/// bodies of its cell `c` with a smaller index (a stable order), writing its
+/// bodies of its cell `c` with a smaller original index (`Tag::id`), writing its
 /// position to `pos_out` (and `reference`, with `w = 0`), its velocity, tag
 /// and atom type to `vel_out`, `tag_out` and `type_out`.
 ///
 /// # Safety
 /// The `_in` and `_out` buffers and `cell`, `order`, `reference` hold `n`
 /// elements, `start` `cells + 1`; `order` is [`scatter`]'s output for these
-/// `cell` and `start`; outputs do not overlap inputs; launched with
+/// `cell` and `start`; the ids of `tag_in` are distinct; outputs do not
+/// overlap inputs; `status` holds
+/// [`STATUS_WORDS`](crate::periodic::STATUS_WORDS); launched with
 /// [`shape::per_body`](crate::shape::per_body).
 #[allow(
     clippy::too_many_arguments,
@@ -124,11 +145,13 @@ pub unsafe fn reorder<E: Exec>(
     tag_out: Global<Tag>,
     type_out: Global<u32>,
     reference: Global<Vec4>,
+    status: Global<u32>,
     n: u32,
     cells: u32,
 ) {
     let q = global_thread(e);
-    if q < n {
+    // SAFETY: `status` holds STATUS_WORDS words (the contract).
+    if q < n && unsafe { building(e, status) } {
         // SAFETY: q < n; the cell's range [first, last) lies in [0, n] (the scan of counts of
         // these bodies); ranks within a cell are distinct (distinct indices), so each output
         // element has one writer. `c < cells`, so `start[c + 1]` is in bounds.
@@ -136,10 +159,11 @@ pub unsafe fn reorder<E: Exec>(
             let i = e.load(order, q);
             let c = e.load(cell, i);
             let (first, last) = (e.load(start, c), e.load(start, c.min(cells - 1) + 1));
+            let id = e.load(tag_in, i).id;
             let mut rank = 0;
             let mut k = first;
             while k < last {
-                rank += (e.load(order, k) < i) as u32;
+                rank += (e.load(tag_in, e.load(order, k)).id < id) as u32;
                 k += 1;
             }
             let to = first + rank;
@@ -151,6 +175,54 @@ pub unsafe fn reorder<E: Exec>(
             e.store(vel_out, to, e.load(vel_in, i));
             e.store(tag_out, to, e.load(tag_in, i));
             e.store(type_out, to, e.load(type_in, i));
+        }
+    }
+}
+
+/// The sorted arrays back where the step reads them: `pos_to[i] =
+/// pos_from[i]` and the same for velocities, tags and types, `i < n`; thread
+/// 0 also clears the rebuild trigger (`status[STATUS_MOVED]`) and the entry
+/// count the neighbour build adds up (`status[STATUS_ENTRIES]`). Nothing
+/// unless the step builds.
+///
+/// # Safety
+/// Every buffer holds `n` elements (`status`
+/// [`STATUS_WORDS`](crate::periodic::STATUS_WORDS)), `_from` and `_to` do
+/// not overlap; launched with [`shape::per_body`](crate::shape::per_body).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one argument per PTX kernel parameter"
+)]
+pub unsafe fn copy_back<E: Exec>(
+    e: &E,
+    pos_from: Global<Vec4>,
+    vel_from: Global<Vec4>,
+    tag_from: Global<Tag>,
+    type_from: Global<u32>,
+    pos_to: Global<Vec4>,
+    vel_to: Global<Vec4>,
+    tag_to: Global<Tag>,
+    type_to: Global<u32>,
+    status: Global<u32>,
+    n: u32,
+) {
+    let i = global_thread(e);
+    // SAFETY: `status` holds STATUS_WORDS words (the contract).
+    if !unsafe { building(e, status) } {
+        return;
+    }
+    // SAFETY: i < n for every buffer; thread i touches only element i; thread 0 alone writes
+    // the two status words, which no thread of this launch reads.
+    unsafe {
+        if i < n {
+            e.store(pos_to, i, e.load(pos_from, i));
+            e.store(vel_to, i, e.load(vel_from, i));
+            e.store(tag_to, i, e.load(tag_from, i));
+            e.store(type_to, i, e.load(type_from, i));
+        }
+        if i == 0 {
+            e.store(status, STATUS_MOVED, 0);
+            e.store(status, STATUS_ENTRIES, 0);
         }
     }
 }

@@ -543,14 +543,20 @@ pair::pair_styles! { kernel_table! {
     CheckFinite = nbody_check_finite => integrate::check_finite(
         pos: Vec4[n], vel: Vec4[n], n: u32, step: u32, flag: u32[2],
     );
+    /// Short-range MD: the step's build decision and the cleared cell
+    /// counts: [`periodic::gate`].
+    MdGate = nbody_md_gate => periodic::gate(
+        status: u32[STATUS_WORDS], counts: u32[len], len: u32, force: u32,
+    );
     /// Short-range MD: wrap, cell key and slot by atomic count: [`binning::bin`].
     MdBin = nbody_md_bin => binning::bin(
         pos: Vec4[n], tag: Tag[n], cell: u32[n], slot: u32[n], counts: u32[nx * ny * nz],
-        n: u32, lx: f32, ly: f32, lz: f32, nx: u32, ny: u32, nz: u32,
+        status: u32[STATUS_WORDS], n: u32, lx: f32, ly: f32, lz: f32, nx: u32, ny: u32, nz: u32,
     );
     /// Exclusive scan within each block, block totals out: [`scan::scan_blocks`].
     ScanBlocks = nbody_scan_blocks => scan::scan_blocks(
-        data: u32[len], out: u32[len], sums: u32[e.grid_dim()], len: u32,
+        data: u32[len], out: u32[len], sums: u32[e.grid_dim()], status: u32[STATUS_WORDS],
+        len: u32,
     );
     /// Exclusive scan of the block totals, one block: [`scan::scan_sums`].
     ScanSums = nbody_scan_sums => scan::scan_sums(
@@ -558,36 +564,51 @@ pair::pair_styles! { kernel_table! {
     );
     /// Block offsets added back: [`scan::scan_add`].
     ScanAdd = nbody_scan_add => scan::scan_add(
-        out: u32[len], offsets: u32[e.grid_dim()], len: u32,
+        out: u32[len], offsets: u32[e.grid_dim()], status: u32[STATUS_WORDS], len: u32,
     );
     /// Bodies grouped by cell: [`binning::scatter`].
     MdScatter = nbody_md_scatter => binning::scatter(
-        cell: u32[n], slot: u32[n], start: u32[cells + 1], order: u32[n], n: u32, cells: u32,
+        cell: u32[n], slot: u32[n], start: u32[cells + 1], order: u32[n],
+        status: u32[STATUS_WORDS], n: u32, cells: u32,
     );
-    /// Stable rank within the cell and the move into cell order: [`binning::reorder`].
+    /// Rank by id within the cell and the move into cell order: [`binning::reorder`].
     MdReorder = nbody_md_reorder => binning::reorder(
         pos_in: Vec4[n], vel_in: Vec4[n], tag_in: Tag[n], type_in: u32[n], cell: u32[n],
         start: u32[cells + 1], order: u32[n], pos_out: Vec4[n], vel_out: Vec4[n], tag_out: Tag[n],
-        type_out: u32[n], reference: Vec4[n], n: u32, cells: u32,
+        type_out: u32[n], reference: Vec4[n], status: u32[STATUS_WORDS], n: u32, cells: u32,
+    );
+    /// The sorted bodies back where a step reads them: [`binning::copy_back`].
+    MdCopyBack = nbody_md_copy_back => binning::copy_back(
+        pos_from: Vec4[n], vel_from: Vec4[n], tag_from: Tag[n], type_from: u32[n],
+        pos_to: Vec4[n], vel_to: Vec4[n], tag_to: Tag[n], type_to: u32[n],
+        status: u32[STATUS_WORDS], n: u32,
     );
     /// Ghosts per body: [`periodic::ghost_count`].
     MdGhostCount = nbody_md_ghost_count => periodic::ghost_count(
-        pos: Vec4[n], gcount: u32[n], n: u32, lx: f32, ly: f32, lz: f32, rlist2: f32,
+        pos: Vec4[n], gcount: u32[n], status: u32[STATUS_WORDS], n: u32, lx: f32, ly: f32,
+        lz: f32, rlist2: f32,
     );
     /// Ghost slots, shifts and positions: [`periodic::ghost_place`].
     MdGhostPlace = nbody_md_ghost_place => periodic::ghost_place(
         pos: Vec4[n + gcap], types: u32[n + gcap], goff: u32[n], src: u32[gcap],
-        shift: Vec4[gcap], n: u32, gcap: u32, lx: f32, ly: f32, lz: f32, rlist2: f32,
+        shift: Vec4[gcap], status: u32[STATUS_WORDS], n: u32, gcap: u32, lx: f32, ly: f32,
+        lz: f32, rlist2: f32,
     );
     /// Ghosts moved with their bodies: [`periodic::ghost_update`].
     MdGhostUpdate = nbody_md_ghost_update => periodic::ghost_update(
-        pos: Vec4[n + ghosts], src: u32[ghosts], shift: Vec4[ghosts], n: u32, ghosts: u32,
+        pos: Vec4[n + gcap], src: u32[gcap], shift: Vec4[gcap], status: u32[STATUS_WORDS],
+        n: u32, gcap: u32,
     );
     /// Full neighbour lists from the cells: [`neighbours::build`].
     MdNeighbours = nbody_md_neighbours => neighbours::build(
         pos: Vec4[n], start: u32[nx * ny * nz + 1], goff: u32[n],
         nlist: u32[shape::neighbour_stride(n) * cap], ncount: u32[n], status: u32[STATUS_WORDS],
-        n: u32, cap: u32, lx: f32, ly: f32, lz: f32, nx: u32, ny: u32, nz: u32, rlist2: f32,
+        n: u32, cap: u32, gcap: u32, lx: f32, ly: f32, lz: f32, nx: u32, ny: u32, nz: u32,
+        rlist2: f32,
+    );
+    /// The lists' lengths added up: [`neighbours::count_entries`].
+    MdCountEntries = nbody_md_count_entries => neighbours::count_entries(
+        ncount: u32[n], status: u32[STATUS_WORDS], n: u32,
     );
     /// Drift in place and the rebuild trigger: [`periodic::drift_check`].
     MdDrift = nbody_md_drift => periodic::drift_check(

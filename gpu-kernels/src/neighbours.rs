@@ -14,9 +14,15 @@
 //! # Capacity
 //! Each list has room for `cap` entries (a multiple of 4). A body with more neighbours writes
 //! the first `cap`, stores `ncount[i] = cap`, and raises
-//! `status[STATUS_NEIGHBOURS]` to its true count (an atomic max): the host
-//! reads that word after every build, grows `cap` and builds again, so a
-//! truncated list is never used.
+//! `status[STATUS_NEIGHBOURS]` to its true count (an atomic max). Likewise a
+//! build that needed more ghosts than the `gcap` slots
+//! (`status[STATUS_GHOSTS] > gcap`) raises `status[STATUS_GHOST_NEED]` and
+//! stores no entry of a ghost past them (so nothing reads outside the
+//! buffers). Both words stay set until the host reads them (once per batch
+//! of steps, since builds are decided on the device): it then grows the
+//! buffers and replays the batch from its saved start, so a truncated list
+//! is never used for a step that counts. [`count_entries`] adds the lists'
+//! lengths up into `status[STATUS_ENTRIES]`.
 //!
 //! # Enumeration
 //! Body `i` (bodies sorted by cell, positions wrapped) visits its own cell and
@@ -34,7 +40,8 @@ use crate::exec::{Exec, Global};
 use crate::integrate::global_thread;
 use crate::interaction::Real;
 use crate::periodic::{
-    Grid, STATUS_LOST, STATUS_NEIGHBOURS, ghost_mask, ghost_radius, ghost_rank, min_image,
+    Grid, STATUS_ENTRIES, STATUS_GHOST_NEED, STATUS_GHOSTS, STATUS_LOST, STATUS_NEIGHBOURS,
+    building, ghost_mask, ghost_radius, ghost_rank, min_image,
 };
 use crate::shape::neighbour_slot;
 use crate::vec4::Vec4;
@@ -58,7 +65,8 @@ fn offsets(cells: u32) -> (u32, u32) {
 /// cell starts of them, `goff` the `n` ghost offsets, `nlist`
 /// [`neighbour_stride`](crate::shape::neighbour_stride)`(n) * cap` words, `cap` a
 /// multiple of [`NEIGHBOUR_GROUP`](crate::shape::NEIGHBOUR_GROUP), `ncount` `n`, `status`
-/// [`STATUS_WORDS`](crate::periodic::STATUS_WORDS); launched with
+/// [`STATUS_WORDS`](crate::periodic::STATUS_WORDS), `gcap` the ghost slots
+/// after the `n` bodies; launched with
 /// [`shape::per_body`](crate::shape::per_body).
 #[allow(
     clippy::too_many_arguments,
@@ -74,6 +82,7 @@ pub unsafe fn build<E: Exec>(
     status: Global<u32>,
     n: u32,
     cap: u32,
+    gcap: u32,
     lx: f32,
     ly: f32,
     lz: f32,
@@ -83,7 +92,8 @@ pub unsafe fn build<E: Exec>(
     rlist2: f32,
 ) {
     let i = global_thread(e);
-    if i >= n {
+    // SAFETY: `status` holds STATUS_WORDS words (the contract).
+    if i >= n || !unsafe { building(e, status) } {
         return;
     }
     let grid = Grid::new(lx, ly, lz, nx, ny, nz);
@@ -96,7 +106,7 @@ pub unsafe fn build<E: Exec>(
         let pi = e.load(pos, i);
         let c = grid.cell_coords(pi);
         let mut count = 0u32;
-        let mut lost = false;
+        let (mut lost, mut short) = (false, false);
         let (oz0, kz) = offsets(nz);
         let (oy0, ky) = offsets(ny);
         let (ox0, kx) = offsets(nx);
@@ -127,6 +137,8 @@ pub unsafe fn build<E: Exec>(
                                         .map(|r| n + e.load(goff, j) + r - 1)
                                 };
                                 match entry {
+                                    // A ghost past the slots: the batch is replayed.
+                                    Some(entry) if entry >= n + gcap => short = true,
                                     Some(entry) => {
                                         if count < cap {
                                             e.store(nlist, neighbour_slot(i, count, cap), entry);
@@ -151,6 +163,48 @@ pub unsafe fn build<E: Exec>(
         }
         if lost {
             e.atomic_max_u32(status, STATUS_LOST, 1);
+        }
+        if short {
+            e.atomic_max_u32(status, STATUS_GHOST_NEED, e.load(status, STATUS_GHOSTS));
+        }
+    }
+}
+
+/// The lists' lengths added up: each block sums its `ncount` in shared
+/// memory (a tree in a fixed order) and adds the sum to
+/// `status[STATUS_ENTRIES]` with one atomic (integers: the total is exact
+/// in any order). Nothing unless the step builds.
+///
+/// # Safety
+/// `ncount` holds `n` words, `status`
+/// [`STATUS_WORDS`](crate::periodic::STATUS_WORDS); launched with
+/// [`shape::count_entries`](crate::shape::count_entries)`(n, block)`.
+pub unsafe fn count_entries<E: Exec>(e: &E, ncount: Global<u32>, status: Global<u32>, n: u32) {
+    // SAFETY: `status` holds STATUS_WORDS words (the contract); every thread of the block
+    // returns, or none.
+    if !unsafe { building(e, status) } {
+        return;
+    }
+    let (t, b) = (e.thread_idx(), e.block_dim());
+    let i = global_thread(e);
+    // SAFETY: i < n for `ncount`; shared slots t and t + half are below b (the launch's b
+    // words); between barriers each slot has one writer and is read after the barrier.
+    unsafe {
+        let v = if i < n { e.load(ncount, i) } else { 0 };
+        e.shared_store(t, v);
+        let mut half = b / 2;
+        while half > 0 {
+            e.sync_threads();
+            if t < half {
+                let sum = e
+                    .shared_load::<u32>(t)
+                    .wrapping_add(e.shared_load::<u32>(t + half));
+                e.shared_store(t, sum);
+            }
+            half /= 2;
+        }
+        if t == 0 {
+            e.atomic_add_u32(status, STATUS_ENTRIES, e.shared_load::<u32>(0));
         }
     }
 }

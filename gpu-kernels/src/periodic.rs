@@ -65,8 +65,85 @@ pub const STATUS_GHOSTS: u32 = 4;
 pub const STATUS_LOST: u32 = 5;
 /// Status word: where scans whose total nobody reads put it.
 pub const STATUS_SCRATCH: u32 = 6;
+/// Status word: non-zero while this step rebuilds the lists, set by
+/// [`gate`]; every kernel of a build returns at once when it is zero, so a
+/// whole step (and a batch of steps) is queued without the host knowing
+/// whether it rebuilds.
+pub const STATUS_DUE: u32 = 7;
+/// Status word: builds since the host last cleared it (counted by [`gate`]).
+pub const STATUS_BUILDS: u32 = 8;
+/// Status word: forced builds (a fixed interval's) at which a body had
+/// moved more than `skin / 2` since the previous one: LAMMPS's dangerous
+/// builds (counted by [`gate`]).
+pub const STATUS_DANGEROUS: u32 = 9;
+/// Status word: the most ghosts a build of this batch needed when they did
+/// not fit the ghost slots (0 when they did); sticky until the host clears
+/// it, which then grows the buffers and replays the batch.
+pub const STATUS_GHOST_NEED: u32 = 10;
+/// Status word: the neighbour-list entries of the last build, summed.
+pub const STATUS_ENTRIES: u32 = 11;
+/// Status word: steps since the last build (kept by [`gate`]).
+pub const STATUS_SINCE: u32 = 12;
 /// Words in the status buffer.
-pub const STATUS_WORDS: u32 = 8;
+pub const STATUS_WORDS: u32 = 16;
+
+/// [`gate`]'s `force`: build when a body moved more than `skin / 2`.
+pub const GATE_AUTO: u32 = 0;
+/// [`gate`]'s `force`: build now, counted (a fixed interval's build).
+pub const GATE_FORCE: u32 = 1;
+/// [`gate`]'s `force`: build now, not counted (the start, a replay).
+pub const GATE_QUIET: u32 = 2;
+
+/// Whether this step rebuilds the lists (`status[STATUS_DUE]`, written by
+/// [`gate`] in an earlier launch).
+///
+/// # Safety
+/// `status` holds [`STATUS_WORDS`] words.
+#[inline(always)]
+pub unsafe fn building<E: Exec>(e: &E, status: Global<u32>) -> bool {
+    // SAFETY: STATUS_DUE < STATUS_WORDS.
+    unsafe { e.load(status, STATUS_DUE) != 0 }
+}
+
+/// The build decision of a step, on the device: with `force` =
+/// [`GATE_AUTO`] the lists are rebuilt when a body moved more than
+/// `skin / 2` since the last build (`status[STATUS_MOVED]`, set by
+/// [`drift_check`]), with [`GATE_FORCE`] or [`GATE_QUIET`] always. When
+/// building, every thread clears its cell count (`counts[i] = 0`, `i <
+/// len`) for the build's binning. Thread 0 writes the decision to
+/// `status[STATUS_DUE]` and keeps the counters: builds and dangerous builds
+/// (forced ones with `STATUS_MOVED` set) unless quiet, and the steps since
+/// the last build. `STATUS_MOVED` is cleared later, by
+/// [`copy_back`](crate::binning::copy_back) (no thread of this launch may
+/// write a word the others read).
+///
+/// # Safety
+/// `status` holds [`STATUS_WORDS`] words, `counts` `len`; launched with
+/// [`shape::per_body`](crate::shape::per_body)`(len, ..)`.
+pub unsafe fn gate<E: Exec>(e: &E, status: Global<u32>, counts: Global<u32>, len: u32, force: u32) {
+    let i = global_thread(e);
+    // SAFETY: every status index is below STATUS_WORDS; i < len for `counts`; thread 0 alone
+    // writes status, and no thread reads the words it writes.
+    unsafe {
+        let moved = e.load(status, STATUS_MOVED) != 0;
+        let due = force != GATE_AUTO || moved;
+        if due && i < len {
+            e.store(counts, i, 0);
+        }
+        if i == 0 {
+            e.store(status, STATUS_DUE, due as u32);
+            let since = e.load(status, STATUS_SINCE);
+            e.store(status, STATUS_SINCE, if due { 0 } else { since + 1 });
+            if due && force != GATE_QUIET {
+                e.store(status, STATUS_BUILDS, e.load(status, STATUS_BUILDS) + 1);
+                if force == GATE_FORCE && moved {
+                    let dangerous = e.load(status, STATUS_DANGEROUS);
+                    e.store(status, STATUS_DANGEROUS, dangerous + 1);
+                }
+            }
+        }
+    }
+}
 
 /// `floor(x)`.
 #[inline(always)]
@@ -309,11 +386,12 @@ pub unsafe fn drift_check<E: Exec>(
 }
 
 /// Ghosts per body: `gcount[p] = ghosts_of(ghost_mask(x_p))`, the input of
-/// the scan that gives each body's first ghost slot.
+/// the scan that gives each body's first ghost slot; nothing unless the step
+/// builds ([`building`]).
 ///
 /// # Safety
-/// `pos` and `gcount` hold `n` elements; launched with
-/// [`shape::per_body`](crate::shape::per_body).
+/// `pos` and `gcount` hold `n` elements, `status` [`STATUS_WORDS`];
+/// launched with [`shape::per_body`](crate::shape::per_body).
 #[allow(
     clippy::too_many_arguments,
     reason = "one argument per PTX kernel parameter"
@@ -322,6 +400,7 @@ pub unsafe fn ghost_count<E: Exec>(
     e: &E,
     pos: Global<Vec4>,
     gcount: Global<u32>,
+    status: Global<u32>,
     n: u32,
     lx: f32,
     ly: f32,
@@ -329,7 +408,8 @@ pub unsafe fn ghost_count<E: Exec>(
     rlist2: f32,
 ) {
     let p = global_thread(e);
-    if p < n {
+    // SAFETY: `status` holds STATUS_WORDS words (the contract).
+    if p < n && unsafe { building(e, status) } {
         let l = [lx, ly, lz];
         let rg = ghost_radius(rlist2, l);
         // SAFETY: p < n; thread p touches only element p.
@@ -343,12 +423,14 @@ pub unsafe fn ghost_count<E: Exec>(
 /// Places the ghosts of body `p` at slots `goff[p] ..` (the exclusive scan
 /// of [`ghost_count`]): `src[g] = p`, `shift[g]`, the ghost's position
 /// `pos[n + g] = x_p + shift[g]` and its type `types[n + g] = types[p]`. Slots at or past `gcap` are not written:
-/// the host compares the scan total (`status[STATUS_GHOSTS]`) with `gcap`
-/// and grows the buffers.
+/// the neighbour build compares the scan total (`status[STATUS_GHOSTS]`)
+/// with `gcap` and raises `status[STATUS_GHOST_NEED]`, and the host grows
+/// the buffers and replays the batch. Nothing unless the step builds.
 ///
 /// # Safety
-/// `pos` and `types` hold `n + gcap` elements, `goff` `n`, `src` and `shift` `gcap`;
-/// launched with [`shape::per_body`](crate::shape::per_body)`(n, ..)`.
+/// `pos` and `types` hold `n + gcap` elements, `goff` `n`, `src` and `shift` `gcap`,
+/// `status` [`STATUS_WORDS`]; launched with
+/// [`shape::per_body`](crate::shape::per_body)`(n, ..)`.
 #[allow(
     clippy::too_many_arguments,
     reason = "one argument per PTX kernel parameter"
@@ -360,6 +442,7 @@ pub unsafe fn ghost_place<E: Exec>(
     goff: Global<u32>,
     src: Global<u32>,
     shift: Global<Vec4>,
+    status: Global<u32>,
     n: u32,
     gcap: u32,
     lx: f32,
@@ -368,7 +451,8 @@ pub unsafe fn ghost_place<E: Exec>(
     rlist2: f32,
 ) {
     let p = global_thread(e);
-    if p < n {
+    // SAFETY: `status` holds STATUS_WORDS words (the contract).
+    if p < n && unsafe { building(e, status) } {
         let l = [lx, ly, lz];
         let rg = ghost_radius(rlist2, l);
         // SAFETY: p < n; ghost slots g < gcap belong to body p alone (the scan's ranges are
@@ -395,23 +479,28 @@ pub unsafe fn ghost_place<E: Exec>(
 }
 
 /// Moves the ghosts with their bodies: `pos[n + g] = pos[src[g]] + shift[g]`
-/// for `g < ghosts`.
+/// for the ghosts of the last build, `g < min(status[STATUS_GHOSTS], gcap)`
+/// (their count is on the device: the host queues steps without reading it).
 ///
 /// # Safety
-/// `pos` holds `n + ghosts` elements, `src` and `shift` `ghosts`, every
-/// `src[g] < n`; launched with [`shape::per_body`](crate::shape::per_body)`(ghosts, ..)`.
+/// `pos` holds `n + gcap` elements, `src` and `shift` `gcap`, every
+/// `src[g] < n` for the last build's ghosts, `status` [`STATUS_WORDS`];
+/// launched with [`shape::per_body`](crate::shape::per_body)`(gcap, ..)`.
 pub unsafe fn ghost_update<E: Exec>(
     e: &E,
     pos: Global<Vec4>,
     src: Global<u32>,
     shift: Global<Vec4>,
+    status: Global<u32>,
     n: u32,
-    ghosts: u32,
+    gcap: u32,
 ) {
     let g = global_thread(e);
+    // SAFETY: STATUS_GHOSTS < STATUS_WORDS.
+    let ghosts = unsafe { e.load(status, STATUS_GHOSTS) }.min(gcap);
     if g < ghosts {
-        // SAFETY: g < ghosts and src[g] < n: in bounds; thread g writes only pos[n + g], which
-        // no thread reads (sources are real bodies).
+        // SAFETY: g < ghosts <= gcap and src[g] < n: in bounds; thread g writes only
+        // pos[n + g], which no thread reads (sources are real bodies).
         unsafe {
             let s = e.load(shift, g);
             let x = e.load(pos, e.load(src, g));

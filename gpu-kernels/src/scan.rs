@@ -14,12 +14,15 @@
 //!
 //! Nothing depends on the order in which blocks run or on how threads
 //! interleave between barriers (the three launches are ordered by the
-//! stream); each output is the same exact integer on any schedule.
+//! stream); each output is the same exact integer on any schedule. The
+//! scans belong to the lists' builds: each does nothing unless the step
+//! builds ([`building`]), a decision every thread of a block shares.
 //! Launch shapes: [`shape::scan`](crate::shape::scan) (all three use the
 //! same block size).
 
 use crate::exec::{Exec, Global};
 use crate::integrate::global_thread;
+use crate::periodic::building;
 
 /// The inclusive scan of one value per thread across the block, in shared
 /// buffers at words `[0, b)` and `[b, 2b)`, `b = blockDim`, starting in the
@@ -62,15 +65,22 @@ unsafe fn block_inclusive_scan<E: Exec>(e: &E, v: u32, start: u32) -> (u32, u32)
 /// `out` may be `data` (each thread reads its element before any write).
 ///
 /// # Safety
-/// `data` and `out` hold `len` elements, `sums` one per block; launched with
+/// `data` and `out` hold `len` elements, `sums` one per block, `status`
+/// [`STATUS_WORDS`](crate::periodic::STATUS_WORDS); launched with
 /// [`shape::scan`](crate::shape::scan)`(len, block)`.
 pub unsafe fn scan_blocks<E: Exec>(
     e: &E,
     data: Global<u32>,
     out: Global<u32>,
     sums: Global<u32>,
+    status: Global<u32>,
     len: u32,
 ) {
+    // SAFETY: `status` holds STATUS_WORDS words (the contract); every thread of the block
+    // returns, or none.
+    if !unsafe { building(e, status) } {
+        return;
+    }
     let i = global_thread(e);
     // SAFETY: i < len for the loads and stores of data/out; `sums` has one slot per block;
     // the scan's shared-memory contract is the launch shape's.
@@ -94,8 +104,10 @@ pub unsafe fn scan_blocks<E: Exec>(
 /// order the reads of that word before its next write.
 ///
 /// # Safety
-/// `sums` holds `count` elements, `status` more than `total_at`; launched
-/// with one block ([`shape::scan_sums`](crate::shape::scan_sums)).
+/// `sums` holds `count` elements, `status`
+/// [`STATUS_WORDS`](crate::periodic::STATUS_WORDS) (`total_at` among them,
+/// not `STATUS_DUE`); launched with one block
+/// ([`shape::scan_sums`](crate::shape::scan_sums)).
 pub unsafe fn scan_sums<E: Exec>(
     e: &E,
     sums: Global<u32>,
@@ -103,6 +115,11 @@ pub unsafe fn scan_sums<E: Exec>(
     status: Global<u32>,
     total_at: u32,
 ) {
+    // SAFETY: `status` holds STATUS_WORDS words (the contract); every thread of the block
+    // returns, or none.
+    if !unsafe { building(e, status) } {
+        return;
+    }
     let b = e.block_dim();
     let t = e.thread_idx();
     let mut carry = 0u32;
@@ -138,12 +155,20 @@ pub unsafe fn scan_sums<E: Exec>(
 /// [`scan_blocks`]' per-block scans.
 ///
 /// # Safety
-/// `out` holds `len` elements, `offsets` one per block; launched with
+/// `out` holds `len` elements, `offsets` one per block, `status`
+/// [`STATUS_WORDS`](crate::periodic::STATUS_WORDS); launched with
 /// [`shape::scan`](crate::shape::scan)`(len, block)`, the same block as the
 /// block scan.
-pub unsafe fn scan_add<E: Exec>(e: &E, out: Global<u32>, offsets: Global<u32>, len: u32) {
+pub unsafe fn scan_add<E: Exec>(
+    e: &E,
+    out: Global<u32>,
+    offsets: Global<u32>,
+    status: Global<u32>,
+    len: u32,
+) {
     let i = global_thread(e);
-    if i < len {
+    // SAFETY: `status` holds STATUS_WORDS words (the contract).
+    if i < len && unsafe { building(e, status) } {
         // SAFETY: i < len; thread i touches only element i of `out`.
         unsafe {
             let v = e.load(out, i).wrapping_add(e.load(offsets, e.block_idx()));

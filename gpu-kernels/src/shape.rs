@@ -178,6 +178,16 @@ pub const fn scan(len: u32, block: u32) -> LaunchShape {
     }
 }
 
+/// [`count_entries`](crate::neighbours::count_entries): one thread per
+/// body, one `u32` per thread in shared memory.
+pub const fn count_entries(n: u32, block: u32) -> LaunchShape {
+    LaunchShape {
+        grid: n.div_ceil(block),
+        block,
+        shared_bytes: 4 * block,
+    }
+}
+
 /// The one block that scans the block sums of [`scan`]: the two buffers
 /// and one word for each chunk's total.
 pub const fn scan_sums(block: u32) -> LaunchShape {

@@ -4,7 +4,10 @@
 //!   wait for the device is one, and a run of K steps that asks for no
 //!   output on the way must make as many as a run of a few steps, whatever K;
 //! - small N fills the GPU (item 2): the default kernel's force launch at
-//!   N = 4096 has at least 65,536 threads.
+//!   N = 4096 has at least 65,536 threads;
+//! - MD steps in batches (item 1): a Lennard-Jones run with the safe
+//!   rebuild policy, its builds decided on the device, waits at most once
+//!   per 8 steps.
 //!
 //! Each run happens in a child process (`cuda_env`), since the driver reads
 //! `SOFTCUDA_LOG` once, at `cuInit`.
@@ -159,4 +162,70 @@ fn n_4096_launches_at_least_65536_force_threads() {
     for (kernel, threads) in &force {
         assert!(*threads >= 65_536, "{kernel}: {threads} threads");
     }
+}
+
+/// Steps of the MD run of the child (`NBODY_TEST_STEPS`): the 256 atoms of
+/// in.lj, hot (T = 1.44), skin 0.3, the safe rebuild policy (the default:
+/// a build when a body moved half the skin); the child checks that the
+/// device rebuilt the lists several times.
+fn run_md_in_child() {
+    let steps: u64 = std::env::var("NBODY_TEST_STEPS")
+        .expect("set by the parent")
+        .parse()
+        .unwrap();
+    let (atoms, boundary) = nbody_host::ic::fcc_lattice(4, 0.8442, 1.44, 87287).unwrap();
+    let mut sim = nbody_host::Simulation::builder(atoms)
+        .force(nbody_host::ForceLaw::lennard_jones(1.0, 1.0, 2.5, true).unwrap())
+        .boundary(boundary)
+        .neighbours(nbody_host::Neighbours::cells(0.3))
+        .integrator(nbody_host::Integrator::VELOCITY_VERLET)
+        .dt(0.005)
+        .backend(nbody_host::Backend::Cuda { device: 0 })
+        .build()
+        .unwrap();
+    sim.step(steps).unwrap();
+    let builds = sim.md_stats().unwrap().builds;
+    // The start's build, then about one per 10 to 20 steps at this heat.
+    assert!(
+        builds > steps / 40,
+        "{steps} steps: {builds} builds, the safe policy should rebuild"
+    );
+}
+
+/// Issue 23: a safe-rebuild Lennard-Jones run adds no more than one
+/// synchronising call per 8 steps: 256 more steps (with a dozen or more
+/// builds, each decided on the device) wait at most 32 more times. Before
+/// the batches the plan read the status words after every drift (the
+/// trigger and the divergence flag): one device-to-host copy per step.
+#[test]
+fn a_safe_rebuild_md_run_waits_at_most_once_per_8_steps() {
+    let name = "a_safe_rebuild_md_run_waits_at_most_once_per_8_steps";
+    if std::env::var("NBODY_TEST_CHILD").as_deref() == Ok(name) {
+        run_md_in_child();
+        return;
+    }
+    let run = |steps: u32| {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("softcuda.log");
+        let log_text = log.to_str().unwrap().to_owned();
+        let steps = steps.to_string();
+        let vars = [
+            ("SOFTCUDA_LOG", log_text.as_str()),
+            ("NBODY_TEST_STEPS", steps.as_str()),
+        ];
+        assert!(
+            !cuda_env::in_child(name, &vars),
+            "only the parent gets here"
+        );
+        waits(&log)
+    };
+    let (short, long) = (run(16), run(16 + 256));
+    assert!(!short.is_empty(), "the log shows no waits at all");
+    assert!(
+        long.len() <= short.len() + 256 / 8,
+        "256 more steps waited {} more times: 16 steps {}, 272 steps {}",
+        long.len() as i64 - short.len() as i64,
+        tally(&short),
+        tally(&long)
+    );
 }

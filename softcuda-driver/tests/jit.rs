@@ -213,8 +213,8 @@ fn the_jit_gives_each_entry_the_h200s_registers() {
         ("nbody_block_pair", 65, 896),
         ("nbody_tiled_euler", 40, 1024),
         ("nbody_simt_accel", 32, 1024),
-        ("nbody_md_neighbours", 39, 1024),
-        ("nbody_scan_add", 12, 1024),
+        ("nbody_md_drift", 22, 1024),
+        ("nbody_check_finite", 18, 1024),
     ] {
         let f = function(m, name);
         assert_eq!(attribute(f, NUM_REGS), regs, "{name}");

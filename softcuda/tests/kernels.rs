@@ -633,16 +633,19 @@ fn every_entry_point_is_covered() {
         "nbody_check_finite",
         // The short-range MD kernels run on this interpreter through the MD
         // plan itself: nbody-host/src/plan/md/tests/ (every schedule).
+        "nbody_md_gate",
         "nbody_md_bin",
         "nbody_scan_blocks",
         "nbody_scan_sums",
         "nbody_scan_add",
         "nbody_md_scatter",
         "nbody_md_reorder",
+        "nbody_md_copy_back",
         "nbody_md_ghost_count",
         "nbody_md_ghost_place",
         "nbody_md_ghost_update",
         "nbody_md_neighbours",
+        "nbody_md_count_entries",
         "nbody_md_drift",
         // In tests/block_pair.rs.
         "nbody_block_pull",

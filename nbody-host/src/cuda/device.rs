@@ -328,6 +328,21 @@ impl<K: Role> Device<K> for CudaDevice<K> {
         driver(status, "uploading data")
     }
 
+    fn copy(&mut self, from: K, to: K, words: usize) -> Result<()> {
+        let d = &mut *self.state;
+        d.enter()?;
+        let src = d.range(from, 0, words)?;
+        let dst = d.range(to, 0, words)?;
+        if words == 0 {
+            return Ok(());
+        }
+        // SAFETY: both ranges hold `words` words of buffers of this device
+        // (checked by `range`), which only this stream uses; the copy is
+        // ordered on it after the work that writes `from`.
+        let status = unsafe { sys::cuMemcpyDtoDAsync_v2(dst, src, 4 * words, d.stream.as_inner()) };
+        driver(status, "copying device memory")
+    }
+
     fn fill(&mut self, buf: K, value: u32) -> Result<()> {
         let d = &mut *self.state;
         d.enter()?;

@@ -82,6 +82,13 @@ pub(crate) trait Device<K: Role>: Send {
     /// Uploads `data` to word `offset` of `buf`.
     fn write(&mut self, buf: K, offset: usize, data: &[u32]) -> Result<()>;
 
+    /// Copies the first `words` words of `from` to `to` (device to device,
+    /// ordered with the work around it; on CUDA no wait).
+    fn copy(&mut self, from: K, to: K, words: usize) -> Result<()> {
+        let data = self.read(from, 0, words)?;
+        self.write(to, 0, &data)
+    }
+
     /// Sets every word of `buf` to `value`.
     fn fill(&mut self, buf: K, value: u32) -> Result<()>;
 

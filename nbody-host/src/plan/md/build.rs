@@ -1,12 +1,14 @@
-//! Starting a run and rebuilding its lists: the upload, the counting sort
-//! by cell, the ghosts and the neighbour lists, with the buffers grown until
-//! everything fits.
+//! Starting a run and building its lists: the upload, the first build (the
+//! buffers grown until everything fits), and the launches of a build that
+//! the device decides on (every one returns at once unless
+//! `status[STATUS_DUE]` says the step builds, `gpu_kernels::periodic::gate`):
+//! the counting sort by cell, the ghosts and the neighbour lists.
 
 use gpu_kernels::Vec4;
 use gpu_kernels::entry::Launch;
 use gpu_kernels::integrate::ALL_FINITE;
 use gpu_kernels::periodic::{
-    STATUS_GHOSTS, STATUS_LOST, STATUS_MOVED, STATUS_NEIGHBOURS, STATUS_SCRATCH, STATUS_WORDS,
+    GATE_QUIET, STATUS_GHOST_NEED, STATUS_GHOSTS, STATUS_NEIGHBOURS, STATUS_SCRATCH, STATUS_WORDS,
 };
 use gpu_kernels::shape;
 
@@ -112,6 +114,14 @@ impl MdPlan {
                 MdBuf::Partials,
                 2 * shape::pair_partials(self.n, self.params.block) as usize,
             ),
+            // The saved start of a batch (`batch.rs`).
+            (MdBuf::SavedPos, 4 * n),
+            (MdBuf::SavedVel, 4 * n),
+            (MdBuf::SavedTag, 4 * n),
+            (MdBuf::SavedType, n),
+            (MdBuf::SavedAcc, 4 * n),
+            (MdBuf::SavedReference, 4 * n),
+            (MdBuf::SavedStatus, STATUS_WORDS as usize),
         ];
         for (buf, words) in sized {
             dev.alloc(buf, words, false)?;
@@ -137,8 +147,67 @@ impl MdPlan {
             .collect();
         dev.write(MdBuf::PairTable, 0, &table)?;
         dev.write(MdBuf::Status, 0, &[ALL_FINITE, 0])?;
-        self.rebuild(dev)?;
+        self.first_build(dev)?;
         self.forces(dev, false)
+    }
+
+    /// The first build, the ghost and list buffers grown until everything
+    /// fits (one status read per try); counted as a build.
+    fn first_build<D: Device<MdBuf>>(&mut self, dev: &mut D) -> Result<()> {
+        loop {
+            self.queue_build(dev, GATE_QUIET)?;
+            let status = dev.read(MdBuf::Status, 0, STATUS_WORDS as usize)?;
+            self.check_lost(&status)?;
+            if !self.grow(dev, &status)? {
+                self.ghosts = status[STATUS_GHOSTS as usize];
+                self.entries = status[gpu_kernels::periodic::STATUS_ENTRIES as usize];
+                self.builds += 1;
+                self.since_build = 0;
+                return Ok(());
+            }
+        }
+    }
+
+    /// An error if a build met a pair without a ghost image (a bug if ever).
+    pub(super) fn check_lost(&self, status: &[u32]) -> Result<()> {
+        if status[gpu_kernels::periodic::STATUS_LOST as usize] != 0 {
+            return Err(Error::Unsupported(format!(
+                "neighbour build: a pair within cutoff + skin had no ghost image (box {:?}, cells {:?}): the box is too small for the minimum image",
+                self.grid.l, self.grid.n
+            )));
+        }
+        Ok(())
+    }
+
+    /// Grows the ghost slots and the lists' capacity to what a build of
+    /// `status` needed, clearing the words that said so; `false` when
+    /// everything fitted.
+    pub(super) fn grow<D: Device<MdBuf>>(&mut self, dev: &mut D, status: &[u32]) -> Result<bool> {
+        let n = self.n;
+        let ghosts = status[STATUS_GHOST_NEED as usize].max(status[STATUS_GHOSTS as usize]);
+        let needed = status[STATUS_NEIGHBOURS as usize];
+        let mut grew = false;
+        if ghosts > self.gcap {
+            self.gcap = (ghosts + ghosts / 4 + 32).min(7 * n);
+            let words = 4 * (n + self.gcap) as usize;
+            dev.alloc(MdBuf::Pos, words, true)?;
+            dev.alloc(MdBuf::PosNext, words, false)?;
+            dev.alloc(MdBuf::Type, (n + self.gcap) as usize, true)?;
+            dev.alloc(MdBuf::TypeNext, (n + self.gcap) as usize, false)?;
+            dev.alloc(MdBuf::GhostSrc, self.gcap as usize, false)?;
+            dev.alloc(MdBuf::GhostShift, 4 * self.gcap as usize, false)?;
+            grew = true;
+        }
+        if needed > 0 {
+            self.cap = with_headroom(needed);
+            dev.alloc(MdBuf::NList, self.nlist_words()?, false)?;
+            grew = true;
+        }
+        if grew {
+            dev.write(MdBuf::Status, STATUS_NEIGHBOURS as usize, &[0])?;
+            dev.write(MdBuf::Status, STATUS_GHOST_NEED as usize, &[0])?;
+        }
+        Ok(grew)
     }
 
     /// Exclusive scan of `len` words of `buf` in place; the total goes to
@@ -157,6 +226,7 @@ impl MdPlan {
                 data: buf,
                 out: buf,
                 sums: MdBuf::ScanSums,
+                status: MdBuf::Status,
                 len,
             },
             blocks,
@@ -174,21 +244,33 @@ impl MdPlan {
             Launch::ScanAdd {
                 out: buf,
                 offsets: MdBuf::ScanSums,
+                status: MdBuf::Status,
                 len,
             },
             blocks,
         )
     }
 
-    /// Sorts the bodies by cell, places the ghosts and builds the lists,
-    /// growing the ghost and list buffers until everything fits.
-    pub(crate) fn rebuild<D: Device<MdBuf>>(&mut self, dev: &mut D) -> Result<()> {
+    /// Queues a build of the lists that the device decides on: the gate
+    /// (`force`, a `gpu_kernels::periodic::GATE_*`: when a body moved past
+    /// half the skin, or now), then the sort by cell, the ghosts and the
+    /// lists, each returning at once unless the gate said build. Overflows
+    /// are left in the status words for the batch's end (`batch.rs`).
+    pub(crate) fn queue_build<D: Device<MdBuf>>(&self, dev: &mut D, force: u32) -> Result<()> {
         let n = self.n;
         let [lx, ly, lz] = self.grid.l;
         let [nx, ny, nz] = self.grid.n;
         let cells = self.cell_count();
-        dev.write(MdBuf::Status, STATUS_MOVED as usize, &[0; 4])?;
-        dev.fill(MdBuf::Starts, 0)?;
+        let status = MdBuf::Status;
+        dev.launch(
+            Launch::MdGate {
+                status,
+                counts: MdBuf::Starts,
+                len: cells + 1,
+                force,
+            },
+            self.per_body(cells + 1),
+        )?;
         let body = self.per_body(n);
         dev.launch(
             Launch::MdBin {
@@ -197,6 +279,7 @@ impl MdPlan {
                 cell: MdBuf::Cell,
                 slot: MdBuf::Slot,
                 counts: MdBuf::Starts,
+                status,
                 n,
                 lx,
                 ly,
@@ -214,6 +297,7 @@ impl MdPlan {
                 slot: MdBuf::Slot,
                 start: MdBuf::Starts,
                 order: MdBuf::Order,
+                status,
                 n,
                 cells,
             },
@@ -233,77 +317,67 @@ impl MdPlan {
                 tag_out: MdBuf::TagNext,
                 type_out: MdBuf::TypeNext,
                 reference: MdBuf::Reference,
+                status,
                 n,
                 cells,
             },
             body,
         )?;
-        dev.swap(MdBuf::Pos, MdBuf::PosNext);
-        dev.swap(MdBuf::Vel, MdBuf::VelNext);
-        dev.swap(MdBuf::Tag, MdBuf::TagNext);
-        dev.swap(MdBuf::Type, MdBuf::TypeNext);
-        loop {
-            dev.launch(
-                Launch::MdGhostCount {
-                    pos: MdBuf::Pos,
-                    gcount: MdBuf::GhostOff,
-                    n,
-                    lx,
-                    ly,
-                    lz,
-                    rlist2: self.rlist2,
-                },
-                body,
-            )?;
-            self.scan(dev, MdBuf::GhostOff, n, STATUS_GHOSTS)?;
-            dev.launch(
-                Launch::MdGhostPlace {
-                    pos: MdBuf::Pos,
-                    types: MdBuf::Type,
-                    goff: MdBuf::GhostOff,
-                    src: MdBuf::GhostSrc,
-                    shift: MdBuf::GhostShift,
-                    n,
-                    gcap: self.gcap,
-                    lx,
-                    ly,
-                    lz,
-                    rlist2: self.rlist2,
-                },
-                body,
-            )?;
-            dev.launch(self.neighbours(self.cap), body)?;
-            let status = dev.read(MdBuf::Status, 0, STATUS_WORDS as usize)?;
-            if status[STATUS_LOST as usize] != 0 {
-                return Err(Error::Unsupported(format!(
-                    "neighbour build: a pair within cutoff + skin had no ghost image (box {:?}, cells {:?}): the box is too small for the minimum image",
-                    self.grid.l, self.grid.n
-                )));
-            }
-            let ghosts = status[STATUS_GHOSTS as usize];
-            let needed = status[STATUS_NEIGHBOURS as usize];
-            if ghosts > self.gcap {
-                self.gcap = (ghosts + ghosts / 4 + 32).min(7 * n);
-                let words = 4 * (n + self.gcap) as usize;
-                dev.alloc(MdBuf::Pos, words, true)?;
-                dev.alloc(MdBuf::PosNext, words, false)?;
-                dev.alloc(MdBuf::Type, (n + self.gcap) as usize, true)?;
-                dev.alloc(MdBuf::TypeNext, (n + self.gcap) as usize, false)?;
-                dev.alloc(MdBuf::GhostSrc, self.gcap as usize, false)?;
-                dev.alloc(MdBuf::GhostShift, 4 * self.gcap as usize, false)?;
-            }
-            if needed > 0 {
-                self.cap = with_headroom(needed);
-                dev.alloc(MdBuf::NList, self.nlist_words()?, false)?;
-                dev.write(MdBuf::Status, STATUS_NEIGHBOURS as usize, &[0])?;
-            }
-            if ghosts <= self.gcap && needed == 0 {
-                self.ghosts = ghosts;
-                self.builds += 1;
-                self.since_build = 0;
-                return Ok(());
-            }
-        }
+        dev.launch(
+            Launch::MdCopyBack {
+                pos_from: MdBuf::PosNext,
+                vel_from: MdBuf::VelNext,
+                tag_from: MdBuf::TagNext,
+                type_from: MdBuf::TypeNext,
+                pos_to: MdBuf::Pos,
+                vel_to: MdBuf::Vel,
+                tag_to: MdBuf::Tag,
+                type_to: MdBuf::Type,
+                status,
+                n,
+            },
+            body,
+        )?;
+        dev.launch(
+            Launch::MdGhostCount {
+                pos: MdBuf::Pos,
+                gcount: MdBuf::GhostOff,
+                status,
+                n,
+                lx,
+                ly,
+                lz,
+                rlist2: self.rlist2,
+            },
+            body,
+        )?;
+        self.scan(dev, MdBuf::GhostOff, n, STATUS_GHOSTS)?;
+        dev.launch(
+            Launch::MdGhostPlace {
+                pos: MdBuf::Pos,
+                types: MdBuf::Type,
+                goff: MdBuf::GhostOff,
+                src: MdBuf::GhostSrc,
+                shift: MdBuf::GhostShift,
+                status,
+                n,
+                gcap: self.gcap,
+                lx,
+                ly,
+                lz,
+                rlist2: self.rlist2,
+            },
+            body,
+        )?;
+        dev.launch(self.neighbours(self.cap), body)?;
+        dev.launch(
+            Launch::MdCountEntries {
+                ncount: MdBuf::NCount,
+                status,
+                n,
+            },
+            shape::count_entries(n, self.params.block),
+        )
     }
 
     /// The neighbour build with capacity `cap` (the plan's own, or a
@@ -320,6 +394,7 @@ impl MdPlan {
             status: MdBuf::Status,
             n: self.n,
             cap,
+            gcap: self.gcap,
             lx,
             ly,
             lz,

@@ -108,8 +108,6 @@ pub(crate) struct MdPlanEngine<D> {
     dev: D,
     /// The bodies' atom types, in the caller's order (empty: all 0).
     types: Vec<u32>,
-    /// List entries per body at the last build, and the build it was read at.
-    entries_per_atom: (f64, u64),
 }
 
 impl<D: Device<MdBuf>> MdPlanEngine<D> {
@@ -143,13 +141,7 @@ impl<D: Device<MdBuf>> MdPlanEngine<D> {
         let images = start.map(|s| &s.images[..]).unwrap_or(&[]);
         let types = start.map(|s| s.types.clone()).unwrap_or_default();
         plan.start_with(&mut dev, &pos, &vel, images, &types)?;
-        let mut engine = MdPlanEngine {
-            plan,
-            dev,
-            types,
-            entries_per_atom: (0.0, 0),
-        };
-        engine.count_entries()?;
+        let mut engine = MdPlanEngine { plan, dev, types };
         let acc = engine.read_accelerations()?;
         if let Some(i) = acc.iter().position(|a| !a.is_finite()) {
             let (j, distance) = nearest(bodies, lengths, i);
@@ -173,19 +165,6 @@ impl<D: Device<MdBuf>> MdPlanEngine<D> {
         Ok(out)
     }
 
-    /// Reads the list entries per body after a new build (for
-    /// [`MdStats::neighbours_per_atom`]).
-    fn count_entries(&mut self) -> Result<()> {
-        let builds = self.plan.builds();
-        if builds != self.entries_per_atom.1 {
-            let n = self.plan.n() as usize;
-            let counts = self.dev.read(MdBuf::NCount, 0, n)?;
-            let total: u64 = counts.iter().map(|&c| c as u64).sum();
-            self.entries_per_atom = (total as f64 / n as f64, builds);
-        }
-        Ok(())
-    }
-
     /// The bodies' original indices, slot by slot.
     fn ids(&mut self) -> Result<Vec<usize>> {
         let n = self.plan.n() as usize;
@@ -204,9 +183,7 @@ impl<D: Device<MdBuf>> Engine for MdPlanEngine<D> {
     }
 
     fn step(&mut self, steps: u64) -> Result<Option<Divergence>> {
-        let divergence = self.plan.step(&mut self.dev, steps)?;
-        self.count_entries()?;
-        Ok(divergence)
+        self.plan.step(&mut self.dev, steps)
     }
 
     fn read_state(&mut self) -> Result<Bodies> {
@@ -246,8 +223,8 @@ impl<D: Device<MdBuf>> Engine for MdPlanEngine<D> {
             dangerous_builds: self.plan.dangerous_builds(),
             cells: [x as usize, y as usize, z as usize],
             // Full lists: every pair twice; each thread runs its own list.
-            neighbours_per_atom: self.entries_per_atom.0,
-            lanes_per_atom: self.entries_per_atom.0,
+            neighbours_per_atom: self.plan.entries_per_body(),
+            lanes_per_atom: self.plan.entries_per_body(),
             // Not timed per part: the kernels run asynchronously.
             ..MdStats::default()
         })

@@ -15,23 +15,32 @@
 //!
 //! # One step (velocity Verlet)
 //! `Kick(dt/2)`, [`MdDrift`](Entry::MdDrift) (drift in place and the rebuild
-//! trigger), one read of the status words (the trigger and the previous
-//! step's divergence check), then a rebuild if a body moved more than
-//! `skin / 2` since the last one (or, with a fixed interval,
-//! [`MdPlan::set_rebuild_every`], every `k` steps), else
-//! [`MdGhostUpdate`](Entry::MdGhostUpdate);
+//! trigger), [`MdGhostUpdate`](Entry::MdGhostUpdate), a build that the
+//! device decides on ([`MdGate`](Entry::MdGate): when a body moved more
+//! than `skin / 2` since the last one, or, with a fixed interval,
+//! [`MdPlan::set_rebuild_every`], every `k` steps, which the host knows),
 //! the style's force kernel ([`LjForces`](Entry::LjForces) for
-//! Lennard-Jones), `Kick(dt/2)`,
-//! [`CheckFinite`](Entry::CheckFinite) into the status buffer.
+//! Lennard-Jones), `Kick(dt/2)`, [`CheckFinite`](Entry::CheckFinite) into
+//! the status buffer. No step reads anything back.
 //!
-//! # A rebuild
-//! Counts zeroed; [`MdBin`](Entry::MdBin) (wrap, cell, atomic slot); the
-//! scan of the counts (cell starts); [`MdScatter`](Entry::MdScatter);
-//! [`MdReorder`](Entry::MdReorder) (stable order within cells, reference
-//! positions); the ghosts ([`MdGhostCount`](Entry::MdGhostCount), a scan,
-//! [`MdGhostPlace`](Entry::MdGhostPlace)); [`MdNeighbours`](Entry::MdNeighbours);
-//! one read of the status words: too many ghosts or neighbours for the
-//! buffers grows them and builds again, so no list is ever truncated.
+//! # A build
+//! [`MdGate`](Entry::MdGate) (the decision, cell counts zeroed);
+//! [`MdBin`](Entry::MdBin) (wrap, cell, atomic slot); the scan of the
+//! counts (cell starts); [`MdScatter`](Entry::MdScatter);
+//! [`MdReorder`](Entry::MdReorder) (rank by id within cells, reference
+//! positions) and [`MdCopyBack`](Entry::MdCopyBack); the ghosts
+//! ([`MdGhostCount`](Entry::MdGhostCount), a scan,
+//! [`MdGhostPlace`](Entry::MdGhostPlace));
+//! [`MdNeighbours`](Entry::MdNeighbours); [`MdCountEntries`](Entry::MdCountEntries).
+//! Each returns at once when the gate said no.
+//!
+//! # A batch (`batch.rs`)
+//! Steps are queued in batches with one read of the status words at the
+//! end: divergence, builds, and overflows. Too many ghosts or neighbours for
+//! the buffers (sticky words) grow them and replay the batch from its saved
+//! start, the lists of that start rebuilt from its reference positions, so
+//! no truncated list is ever used and the result is the one larger buffers
+//! would have given, bit for bit.
 //!
 //! Every launch is deterministic (see `gpu_kernels::binning`), so a run
 //! gives the same bits on any schedule and any thread count.
@@ -41,6 +50,7 @@ use gpu_kernels::shape::{self, LaunchShape, NEIGHBOUR_GROUP};
 
 use crate::error::Result;
 
+mod batch;
 mod build;
 mod engine;
 mod params;
@@ -105,6 +115,22 @@ pub(crate) enum MdBuf {
     Status,
     /// Thermo partial sums (`pair_partials` × `f64`).
     Partials,
+    /// A batch's saved start (`batch.rs`): positions of the bodies (`n` ×
+    /// `Vec4`), velocities, tags, types, accelerations, reference positions
+    /// and status words, what a replay of the batch starts from.
+    SavedPos,
+    /// Saved velocities.
+    SavedVel,
+    /// Saved tags.
+    SavedTag,
+    /// Saved atom types (`n`).
+    SavedType,
+    /// Saved accelerations.
+    SavedAcc,
+    /// Saved reference positions (the last build's).
+    SavedReference,
+    /// Saved status words.
+    SavedStatus,
 }
 
 fn words_tag(w: &[u32]) -> Vec<Tag> {
@@ -137,8 +163,10 @@ pub(crate) struct MdPlan {
     cap: u32,
     /// Ghost slots allocated.
     gcap: u32,
-    /// Ghosts of the current build.
+    /// Ghosts of the current build (as of the last status read).
     ghosts: u32,
+    /// List entries of the current build (as of the last status read).
+    entries: u32,
     /// Builds so far.
     builds: u64,
     /// Rebuild every this many steps ([`Rebuild::Every`](crate::md::Rebuild::Every));
@@ -164,6 +192,11 @@ impl MdPlan {
     /// Neighbour list builds so far.
     pub(crate) fn builds(&self) -> u64 {
         self.builds
+    }
+
+    /// List entries per body of the current build.
+    pub(crate) fn entries_per_body(&self) -> f64 {
+        self.entries as f64 / self.n.max(1) as f64
     }
 
     /// Fixed-interval builds at which a body had moved more than half the
@@ -208,6 +241,13 @@ impl MdPlan {
     #[cfg(test)]
     pub(crate) fn set_capacity(&mut self, cap: u32) {
         self.cap = cap.next_multiple_of(NEIGHBOUR_GROUP).max(NEIGHBOUR_GROUP);
+    }
+
+    /// Sets (fewer) ghost slots for the next build (tests: the replay of a
+    /// batch whose build needed more).
+    #[cfg(test)]
+    pub(crate) fn set_ghost_capacity(&mut self, gcap: u32) {
+        self.gcap = gcap.min(self.gcap);
     }
 
     /// Words of the neighbour lists; an error when they would not be

@@ -144,6 +144,7 @@ impl MdPlan {
             cap: with_headroom((expected.min(n as f64) as u32).max(4)),
             gcap: ((n as f64 * ghost_fraction * 1.25) as u32 + 32).min(7 * n),
             ghosts: 0,
+            entries: 0,
             builds: 0,
             every: None,
             since_build: 0,

@@ -1,15 +1,14 @@
-//! One velocity-Verlet step and what the host reads: forces, kicks, the
-//! step loop with its one status read per step, thermo sums, the state.
+//! What a velocity-Verlet step launches besides the build (forces, kicks)
+//! and what the host reads: thermo sums, the state. The step loop, in
+//! batches, is `batch.rs`.
 
 use gpu_kernels::Vec4;
 use gpu_kernels::entry::{Launch, PairForces};
-use gpu_kernels::integrate::ALL_FINITE;
 use gpu_kernels::pair::THERMO_PARTIALS;
-use gpu_kernels::periodic::{self, STATUS_FINITE, STATUS_MOVED, STATUS_WORDS};
+use gpu_kernels::periodic;
 use gpu_kernels::shape;
 
 use super::{MdBuf, MdPlan, words_tag};
-use crate::engine::Divergence;
 use crate::error::Result;
 use crate::plan::device::{Device, words_vec4};
 
@@ -54,7 +53,8 @@ impl MdPlan {
                 partials: MdBuf::Partials,
                 table: MdBuf::PairTable,
                 n: self.n,
-                extent: self.n + self.ghosts,
+                // The ghosts' count is on the device: the slots bound them.
+                extent: self.n + self.gcap,
                 cap: self.cap,
                 ntypes: pair.types(),
             },
@@ -65,7 +65,7 @@ impl MdPlan {
         )
     }
 
-    fn kick<D: Device<MdBuf>>(&self, dev: &mut D) -> Result<()> {
+    pub(super) fn kick<D: Device<MdBuf>>(&self, dev: &mut D) -> Result<()> {
         dev.launch(
             Launch::Kick {
                 vel: MdBuf::Vel,
@@ -75,101 +75,6 @@ impl MdPlan {
             },
             self.per_body(self.n),
         )
-    }
-
-    /// Runs `steps` velocity-Verlet steps; stops at the first step after
-    /// which a body is not finite (reported with the body's original index).
-    pub(crate) fn step<D: Device<MdBuf>>(
-        &mut self,
-        dev: &mut D,
-        steps: u64,
-    ) -> Result<Option<Divergence>> {
-        let n = self.n;
-        let body = self.per_body(n);
-        for s in 1..=steps {
-            self.kick(dev)?;
-            dev.launch(
-                Launch::MdDrift {
-                    pos: MdBuf::Pos,
-                    vel: MdBuf::Vel,
-                    reference: MdBuf::Reference,
-                    status: MdBuf::Status,
-                    n,
-                    dt: self.params.dt,
-                    limit2: self.limit2,
-                },
-                body,
-            )?;
-            let status = dev.read(MdBuf::Status, 0, STATUS_WORDS as usize)?;
-            if status[STATUS_FINITE as usize] != ALL_FINITE {
-                return self.diverged(dev, &status, s - 1, s - 1).map(Some);
-            }
-            // Set by any drift since the last build (the CPU asks at the
-            // build only): a fixed interval's build is dangerous if a body
-            // went past half the skin at some step of the interval.
-            let moved = status[STATUS_MOVED as usize] != 0;
-            self.since_build += 1;
-            let due = match self.every {
-                None => moved,
-                Some(k) => {
-                    let due = self.since_build >= k as u64;
-                    if due && moved {
-                        self.dangerous_builds += 1;
-                    }
-                    due
-                }
-            };
-            if due {
-                self.rebuild(dev)?;
-            } else {
-                dev.launch(
-                    Launch::MdGhostUpdate {
-                        pos: MdBuf::Pos,
-                        src: MdBuf::GhostSrc,
-                        shift: MdBuf::GhostShift,
-                        n,
-                        ghosts: self.ghosts,
-                    },
-                    self.per_body(self.ghosts),
-                )?;
-            }
-            self.forces(dev, false)?;
-            self.kick(dev)?;
-            // The check numbers steps with a u32: the flag says "this step" when set.
-            dev.launch(
-                Launch::CheckFinite {
-                    pos: MdBuf::Pos,
-                    vel: MdBuf::Vel,
-                    n,
-                    step: 1,
-                    flag: MdBuf::Status,
-                },
-                body,
-            )?;
-        }
-        let status = dev.read(MdBuf::Status, 0, STATUS_WORDS as usize)?;
-        if status[STATUS_FINITE as usize] != ALL_FINITE {
-            return self.diverged(dev, &status, steps, steps).map(Some);
-        }
-        Ok(None)
-    }
-
-    /// The divergence in the caller's numbering; resets the flag.
-    fn diverged<D: Device<MdBuf>>(
-        &self,
-        dev: &mut D,
-        status: &[u32],
-        after: u64,
-        run: u64,
-    ) -> Result<Divergence> {
-        let slot = status[STATUS_FINITE as usize + 1] as usize;
-        let tag = words_tag(&dev.read(MdBuf::Tag, 4 * slot, 4)?)[0];
-        dev.write(MdBuf::Status, STATUS_FINITE as usize, &[ALL_FINITE, 0])?;
-        Ok(Divergence {
-            after_step: after,
-            body: tag.id as usize,
-            steps_run: run,
-        })
     }
 
     /// Kinetic and potential energy, virial and pressure of the current

@@ -21,6 +21,8 @@ fn scan_on<D: Device<MdBuf>>(
     .unwrap();
     dev.alloc(MdBuf::Status, STATUS_WORDS as usize, false)
         .unwrap();
+    // The scans belong to builds: they run when the step builds.
+    dev.write(MdBuf::Status, STATUS_DUE as usize, &[1]).unwrap();
     plan.scan(&mut dev, MdBuf::GhostOff, len as u32, STATUS_GHOSTS)
         .unwrap();
     let out = dev.read(MdBuf::GhostOff, 0, len).unwrap();

@@ -38,7 +38,7 @@
 
 use gpu_kernels::Vec4;
 use gpu_kernels::periodic::{
-    Grid, STATUS_GHOSTS, STATUS_LOST, STATUS_NEIGHBOURS, STATUS_WORDS, Tag,
+    Grid, STATUS_DUE, STATUS_GHOSTS, STATUS_LOST, STATUS_NEIGHBOURS, STATUS_WORDS, Tag,
 };
 use gpu_kernels::shape::{self, neighbour_slot};
 use softcuda::Schedule;
@@ -51,6 +51,7 @@ use crate::plan::device::{Device, words_vec4};
 use crate::oracle::Pair64;
 use crate::pair::{PairPotential, PairStyle};
 
+mod batches;
 mod kernels;
 mod runs;
 mod states;
