@@ -16,6 +16,7 @@ mod common;
 
 use common::*;
 use gpu_kernels::pair::{PairSetup, Style, Visitor, fill_row, row_words};
+use gpu_kernels::periodic::{STATUS_DUE, STATUS_WORDS};
 use gpu_kernels::shape;
 use softcuda::{
     Device, ErrorCode, LaunchConfig, LaunchOptions, Module, ModuleError, RaceCheck, Schedule, arch,
@@ -68,6 +69,31 @@ fn run_force(
         "nbody_tiled_accel" => (shape::tiled(nn, block), accel_args),
         "nbody_tiled_euler" => (shape::tiled(nn, block), euler_args),
         "nbody_triangle_accel" => (shape::triangle(nn, block).expect("small"), accel_args),
+        // Four threads per body (partial sums added in shared memory).
+        "nbody_split_accel" => (
+            shape::split(nn, block, 4),
+            vec![
+                Arg::Ptr(pos),
+                Arg::Ptr(acc),
+                Arg::U32(nn),
+                Arg::U32(4),
+                Arg::F32(1.0),
+                Arg::F32(0.01),
+            ],
+        ),
+        "nbody_split_euler" => (
+            shape::split(nn, block, 4),
+            vec![
+                Arg::Ptr(pos),
+                Arg::Ptr(out),
+                Arg::Ptr(vel),
+                Arg::U32(nn),
+                Arg::U32(4),
+                Arg::F32(0.01),
+                Arg::F32(1.0),
+                Arg::F32(0.01),
+            ],
+        ),
         // The block-pair family: I = the bodies above, J = another set of N.
         "nbody_block_pull" => (
             shape::tiled(nn, block),
@@ -121,16 +147,31 @@ fn run_force(
                 ],
             )
         }
-        "nbody_scan_blocks" | "nbody_scan_sums" => {
+        "nbody_scan_blocks" | "nbody_scan_sums" | "nbody_md_count_entries" => {
             let data: Vec<u8> = (0..n as u32).flat_map(|k| (k % 7).to_le_bytes()).collect();
             let data = upload(&mut dev, &data);
             let sums = upload(&mut dev, &vec![0u8; 4 * n]);
-            let status = upload(&mut dev, &[0u8; 32]);
-            if name == "nbody_scan_blocks" {
+            // The status words of a step that builds the lists (the scans
+            // and the entry count return at once otherwise).
+            let mut due = [0u32; STATUS_WORDS as usize];
+            due[STATUS_DUE as usize] = 1;
+            let status = upload(&mut dev, &due.map(u32::to_le_bytes).concat());
+            if name == "nbody_md_count_entries" {
+                (
+                    shape::count_entries(nn, block),
+                    vec![Arg::Ptr(data), Arg::Ptr(status), Arg::U32(nn)],
+                )
+            } else if name == "nbody_scan_blocks" {
                 let s = shape::scan(nn, block);
                 (
                     s,
-                    vec![Arg::Ptr(data), Arg::Ptr(data), Arg::Ptr(sums), Arg::U32(nn)],
+                    vec![
+                        Arg::Ptr(data),
+                        Arg::Ptr(data),
+                        Arg::Ptr(sums),
+                        Arg::Ptr(status),
+                        Arg::U32(nn),
+                    ],
                 )
             } else {
                 // One block over all 300 values: several chunks.

@@ -9,7 +9,7 @@
 mod common;
 
 use common::*;
-use gpu_kernels::periodic::{Grid, wrap};
+use gpu_kernels::periodic::{Grid, STATUS_DUE, STATUS_WORDS, wrap};
 use gpu_kernels::shape;
 use gpu_kernels::vec4::Vec4;
 
@@ -72,6 +72,15 @@ fn bodies_just_below_the_box_length_land_in_the_last_cell() {
             let cell = upload(&mut dev, &vec![0u8; 4 * count as usize]);
             let slot = upload(&mut dev, &vec![0u8; 4 * count as usize]);
             let counts = upload(&mut dev, &vec![0u8; 4 * grid.cells() as usize]);
+            // The status words of a step that builds (the kernel bins only then).
+            let mut due = vec![0u32; STATUS_WORDS as usize];
+            due[STATUS_DUE as usize] = 1;
+            let status = upload(
+                &mut dev,
+                &due.iter()
+                    .flat_map(|w| w.to_le_bytes())
+                    .collect::<Vec<u8>>(),
+            );
             let s = shape::per_body(count, 32);
             let args = [
                 Arg::Ptr(p),
@@ -79,6 +88,7 @@ fn bodies_just_below_the_box_length_land_in_the_last_cell() {
                 Arg::Ptr(cell),
                 Arg::Ptr(slot),
                 Arg::Ptr(counts),
+                Arg::Ptr(status),
                 Arg::U32(count),
                 Arg::F32(l),
                 Arg::F32(l),
