@@ -136,9 +136,12 @@ const NOT_YET_MEASURED: [&str; 21] = [
     "nbody_split_euler_guarded",
 ];
 
-/// Every shipped entry the H200 compiled gets its measured count (the rest
-/// are exactly [`NOT_YET_MEASURED`]); the estimate is within 16 registers of
-/// every measured count and 5 on average (what README claims).
+/// Every shipped entry whose code the H200 compiled gets its measured count;
+/// the rest are exactly [`NOT_YET_MEASURED`] (labels are fingerprinted
+/// without their function number, so an entry added before another leaves
+/// it measured) and get the estimate, flagged estimated. The estimate is
+/// within 16 registers of every measured count and 5 on average (what
+/// README claims).
 #[test]
 fn registers_are_measured_or_estimated_close_to_the_measurement() {
     let m = parse::parse(common::PTX).unwrap();
@@ -146,20 +149,30 @@ fn registers_are_measured_or_estimated_close_to_the_measurement() {
     let mut errors = vec![];
     let mut unmeasured = vec![];
     for f in m.functions.iter().filter(|f| f.is_entry) {
-        let Some(measured) = regalloc::measured(&f.name, f.fingerprint) else {
-            unmeasured.push(f.name.as_str());
-            continue;
-        };
         let k = module.kernel(&f.name).unwrap();
-        assert_eq!(
-            (k.registers, k.registers_measured),
-            (measured, true),
-            "{}",
-            f.name
-        );
-        let e = regalloc::estimate(f) as i64 - measured as i64;
-        assert!(e.abs() <= 16, "{}: estimate {e:+} off", f.name);
-        errors.push(e.abs());
+        let estimate = regalloc::estimate(f);
+        match regalloc::measured(&f.name, f.fingerprint) {
+            Some(measured) => {
+                assert_eq!(
+                    (k.registers, k.registers_measured),
+                    (measured, true),
+                    "{}",
+                    f.name
+                );
+                let e = estimate as i64 - measured as i64;
+                assert!(e.abs() <= 16, "{}: estimate {e:+} off", f.name);
+                errors.push(e.abs());
+            }
+            None => {
+                assert_eq!(
+                    (k.registers, k.registers_measured),
+                    (estimate, false),
+                    "{}",
+                    f.name
+                );
+                unmeasured.push(f.name.as_str());
+            }
+        }
     }
     assert_eq!(errors.len(), 21);
     unmeasured.sort_unstable();
@@ -171,17 +184,17 @@ fn registers_are_measured_or_estimated_close_to_the_measurement() {
     assert!(mean < 5.0, "mean error {mean}");
 }
 
-/// A comment changes nothing; an instruction more makes the triangle kernel
+/// A comment changes nothing; an instruction more makes the block-pair kernel
 /// code the H200 never compiled: estimated, not measured.
 #[test]
 fn a_changed_entry_is_no_longer_taken_as_measured() {
-    let head = ".visible .entry nbody_triangle_accel(";
+    let head = ".visible .entry nbody_block_pair(";
     let at = common::PTX.find(head).unwrap();
     let brace = at + common::PTX[at..].find('{').unwrap() + 1;
     let with = |extra: &str| {
         let text = format!("{}{extra}{}", &common::PTX[..brace], &common::PTX[brace..]);
         let m = Module::from_ptx(&text).unwrap();
-        let k = m.kernel("nbody_triangle_accel").unwrap();
+        let k = m.kernel("nbody_block_pair").unwrap();
         (k.registers, k.registers_measured)
     };
     assert_eq!(with("\n\t// a comment\n"), (65, true));
