@@ -35,29 +35,43 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, ValueEnum};
 use nbody_host::md::{CellList, Lists, MdStats, Rebuild, Thermo};
-use nbody_host::{
-    Backend, Boundary, CpuTuning, ForceLaw, Integrator, Isa, Neighbours, Simulation, ic, snapshot,
-};
+use nbody_host::{Boundary, ForceLaw, Integrator, Neighbours, Simulation, ic, snapshot};
 
+// The command line every example shares.
+#[macro_use]
 #[path = "cli/mod.rs"]
 mod cli;
 pub use cli::{Failure, Progress, exit};
-use cli::{Periodic, parse_isa, usage};
+use cli::{RunFlags, usage};
 
 /// The end of `--help`: units and exit statuses.
-pub const AFTER_HELP: &str = "\
+pub const AFTER_HELP: &str = concat!(
+    "\
 Units: LAMMPS's `units lj` (sigma = epsilon = mass = k_B = 1; time in tau).
 Energies in the thermo table and the result line are per atom; the
 temperature counts 3N - 3 degrees of freedom; the pressure comes from the
 virial, as LAMMPS prints them.
 
-Exit status: 0 success, 1 backend failure or other error, 2 usage (flags),
-3 invalid input (parameters, bodies, input files), 4 file I/O,
-5 divergence (a non-finite state or energy).";
+",
+    exit_statuses_help!()
+);
+
+/// Steps of a run without `--steps` (in.lj's).
+const DEFAULT_STEPS: u64 = 100;
 
 /// The Lennard-Jones melt (LAMMPS's in.lj) on the N-body library.
 #[derive(Parser, Debug)]
-#[command(name = "lj_melt", version, allow_negative_numbers = true, after_help = AFTER_HELP)]
+#[command(
+    name = "lj_melt",
+    version,
+    allow_negative_numbers = true,
+    after_help = AFTER_HELP,
+    mut_arg("steps", |a| a.help(
+        "Steps to run; with --resume, the step count to reach (counted from the start of \
+         the run) [default: 100]"
+    )),
+    mut_arg("resume", |a| a.help("Continue from a checkpoint (all parameters from it)")),
+)]
 struct Cli {
     /// fcc unit cells per side (4 C^3 atoms)
     #[arg(long, default_value_t = 20, conflicts_with_all = ["init", "resume"])]
@@ -77,9 +91,6 @@ struct Cli {
     /// Time step (in tau)
     #[arg(long, default_value_t = 0.005, conflicts_with = "resume")]
     dt: f64,
-    /// Steps to run; with --resume, the step count to reach
-    #[arg(long, default_value_t = 100)]
-    steps: u64,
     /// Print a thermo line every K steps (0: only the first and the last)
     #[arg(long, value_name = "K", default_value_t = 50)]
     thermo: u64,
@@ -113,32 +124,8 @@ struct Cli {
     /// the backend's faster
     #[arg(long, value_enum, default_value_t = ListsArg::Auto, conflicts_with = "resume")]
     lists: ListsArg,
-    /// Where to run
-    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
-    backend: BackendArg,
-    /// CPU backend: this instruction set (avx512, avx2+fma, neon, scalar)
-    #[arg(long, value_name = "ISA", value_parser = parse_isa)]
-    cpu_isa: Option<Isa>,
-    /// Save the final state as an (N, 7) float32 .npy file
-    #[arg(long, value_name = "FILE.npy")]
-    save: Option<PathBuf>,
-    /// Write a checkpoint at the end (and every --every steps), atomically;
-    /// an existing file is only replaced with --force or when it is the --resume file
-    #[arg(long, value_name = "FILE")]
-    checkpoint: Option<PathBuf>,
-    /// Append snapshots to an archive at the start, every --every steps and
-    /// at the end; with --resume, continued from the checkpoint's step
-    #[arg(long, value_name = "FILE")]
-    archive: Option<PathBuf>,
-    /// Checkpoint and archive every K steps (of the whole run)
-    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
-    every: Option<u64>,
-    /// Replace an existing --checkpoint or --archive file of another run
-    #[arg(long)]
-    force: bool,
-    /// Continue from a checkpoint (all parameters from it)
-    #[arg(long, value_name = "FILE")]
-    resume: Option<PathBuf>,
+    #[command(flatten)]
+    run: RunFlags,
     /// Plot kinetic, potential and total energy per atom against time to a PNG
     #[arg(long, value_name = "FILE.png")]
     plot: Option<PathBuf>,
@@ -155,14 +142,6 @@ enum ListsArg {
     Full,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum BackendArg {
-    Auto,
-    Cpu,
-    Cuda,
-    Emulator,
-}
-
 fn main() -> ExitCode {
     cli::main_with(|args, out, err, progress| cli(args, out, err, progress))
 }
@@ -173,43 +152,21 @@ fn main() -> ExitCode {
 pub fn cli(
     args: impl IntoIterator<Item = impl Into<OsString> + Clone>,
     out: &mut dyn Write,
-    err: &mut dyn Write,
+    err: &mut (dyn Write + Send),
     progress: Progress,
 ) -> Result<(), Failure> {
     match cli::parse::<Cli>(args, out)? {
-        Some(cli) => run(&cli, out, err, progress).map_err(cli::failure),
+        Some(cli) => run(&cli, out, err, progress).map_err(|e| cli::failure(&e)),
         None => Ok(()),
-    }
-}
-
-impl Cli {
-    fn periodic(&self) -> Periodic {
-        Periodic {
-            checkpoint: self.checkpoint.clone(),
-            archive: self.archive.clone(),
-            every: self.every,
-            force: self.force,
-            resume: self.resume.clone(),
-        }
-    }
-
-    fn backend(&self) -> Backend {
-        match self.backend {
-            BackendArg::Auto => Backend::Auto,
-            BackendArg::Cpu => Backend::Cpu(CpuTuning {
-                isa: self.cpu_isa,
-                ..CpuTuning::default()
-            }),
-            BackendArg::Cuda => Backend::Cuda { device: 0 },
-            BackendArg::Emulator => Backend::emulator(),
-        }
     }
 }
 
 /// Builds the simulation the command line asks for.
 fn build(cli: &Cli) -> Result<Simulation> {
-    if let Some(path) = &cli.resume {
-        return Ok(Simulation::resume(path)?.backend(cli.backend()).build()?);
+    if let Some(path) = &cli.run.resume {
+        return Ok(Simulation::resume(path)?
+            .backend(cli.run.backend())
+            .build()?);
     }
     let (atoms, boundary) = match (&cli.init, cli.box_length) {
         (Some(path), Some(l)) => (
@@ -237,7 +194,7 @@ fn build(cli: &Cli) -> Result<Simulation> {
         }))
         .integrator(Integrator::VELOCITY_VERLET)
         .dt(cli.dt)
-        .backend(cli.backend())
+        .backend(cli.run.backend())
         .build()?)
 }
 
@@ -358,13 +315,14 @@ fn timing(out: &mut dyn Write, stats: &MdStats, seconds: f64, print: f64) -> std
 }
 
 fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) -> Result<()> {
-    let periodic = cli.periodic();
-    periodic.check_outputs(&[&cli.save, &cli.checkpoint, &cli.archive, &cli.plot])?;
+    let flags = &cli.run;
+    let [save, checkpoint, archive] = flags.outputs();
+    flags.check_outputs(&[save, checkpoint, archive, ("--plot", &cli.plot)])?;
     let lammps = match &cli.lammps_thermo {
         Some(path) => read_lammps_thermo(path)?,
         None => Vec::new(),
     };
-    let mut sim = build(cli)?;
+    let sim = build(cli)?;
     if !matches!(sim.params().force(), ForceLaw::LennardJones(_)) {
         return Err(usage(format!(
             "--resume: the checkpoint is not a Lennard-Jones run ({})",
@@ -372,15 +330,16 @@ fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) 
         )));
     }
     let start = sim.steps_done();
-    if cli.steps < start {
+    let target = flags.steps.unwrap_or(DEFAULT_STEPS);
+    if target < start {
         return Err(usage(format!(
-            "--steps {} is below step {start} of the checkpoint: --steps is the step count to \
-             reach, counted from the start of the run",
-            cli.steps
+            "--steps {target} is below step {start} of the checkpoint: --steps is the step count \
+             to reach, counted from the start of the run"
         )));
     }
-    let target = cli.steps;
-    let mut archive = periodic.open_archive(&sim)?;
+    let mut session = cli::Local::new(sim);
+    cli::open_archive(&mut session, flags)?;
+    let sim = &session.sim;
     let w = |e: std::io::Error| anyhow::Error::new(e).context("writing the report");
     let p = *sim.params();
     writeln!(out, "backend     {} ({})", sim.backend(), sim.method()).map_err(w)?;
@@ -407,14 +366,16 @@ fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) 
     let mut printing = 0.0;
     let t = Instant::now();
     cli::drive(
-        &mut sim,
+        &mut session,
         target,
-        &periodic,
-        &mut archive,
+        flags,
         progress,
         err,
         &stops,
-        |sim, _| {
+        |session, _| {
+            let Some(sim) = session.simulation() else {
+                bail!("the thermo output needs the simulation in this process");
+            };
             let thermo = sim.thermo()?;
             let p = Instant::now();
             writeln!(out, "{}", thermo_row(&thermo)).map_err(w)?;
@@ -423,6 +384,7 @@ fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) 
             Ok(())
         },
     )?;
+    let sim = &session.sim;
     let seconds = t.elapsed().as_secs_f64();
     let last = sim.thermo()?;
     let steps = target - start;
@@ -436,7 +398,7 @@ fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) 
     if let Some(stats) = sim.md_stats() {
         timing(out, &stats, seconds, printing).map_err(w)?;
     }
-    if let Some(path) = &cli.save {
+    if let Some(path) = &flags.save {
         sim.save_npy(path)?;
     }
     if let Some(path) = &cli.plot {

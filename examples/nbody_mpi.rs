@@ -36,16 +36,15 @@ use nbody_host::distributed::{self, DistributedSimulation, RingScheme};
 use nbody_host::snapshot::ArchiveWriter;
 use nbody_host::{Backend, Bodies, Params, Simulation};
 
-// The command line, the run loop and the report, shared with `nbody_tiled`
-// (whose one-process session this example does not use).
-#[allow(
-    dead_code,
-    reason = "this example does not use the shared one-process session"
-)]
-#[path = "shared/nbody_cli.rs"]
-mod nbody_cli;
+// The command line every example shares; `cli::nbody`: gravity's flags,
+// settings and report, shared with `nbody_tiled` (whose one-process
+// session this example does not use).
+#[macro_use]
+#[path = "cli/mod.rs"]
+mod cli;
 
-use nbody_cli::{AFTER_HELP, Failure, PROGRESS_LINE_EVERY, Progress, RunArgs, Session, exit};
+use cli::nbody::{self, AFTER_HELP, RunArgs};
+use cli::{Failure, PROGRESS_LINE_EVERY, Progress, Session, exit};
 
 /// Direct-summation N-body gravity over MPI ranks: a systolic ring of blocks.
 #[derive(Parser, Debug)]
@@ -89,7 +88,7 @@ impl Ranks {
 }
 
 impl Session for Ranks {
-    nbody_cli::forward_to_sim!();
+    cli::forward_to_sim!();
 
     fn open_archive(&mut self, path: &Path, at: Option<u64>) -> nbody_host::Result<()> {
         // Rank 0 decides (it alone sees the file) and opens it.
@@ -209,12 +208,12 @@ fn cli(
     err: &mut dyn Write,
     progress: Progress,
 ) -> Result<(), Failure> {
-    let Some(cli) = nbody_cli::parse::<Cli>(args, out)? else {
+    let Some(cli) = cli::parse::<Cli>(args, out)? else {
         return Ok(());
     };
     let mut run = || -> anyhow::Result<()> {
         if cli.run.render.is_some() {
-            return Err(nbody_cli::usage(
+            return Err(cli::usage(
                 "--render is not supported by nbody_mpi: write an --archive and render from it"
                     .into(),
             ));
@@ -225,17 +224,19 @@ fn cli(
         let prepared = agree(
             world,
             if root {
-                nbody_cli::check_outputs(&cli.run).and_then(|()| nbody_cli::prepare(&cli.run))
+                cli.run
+                    .check_outputs()
+                    .and_then(|()| nbody::prepare(&cli.run))
             } else {
                 let empty = Simulation::builder(Bodies::default());
                 Ok((
-                    nbody_cli::configure(empty, &cli.run, &Params::default()),
+                    nbody::configure(empty, &cli.run, &Params::default()),
                     Vec::new(),
                 ))
             },
         )?;
         let (mut builder, changes) = prepared;
-        if let nbody_cli::BackendArg::Cuda = cli.run.backend {
+        if let cli::BackendArg::Cuda = cli.run.run.backend {
             // Each rank takes the GPU of its rank on the node.
             let device = world.split_shared(world.rank()).rank() as u32;
             builder = builder.backend(Backend::Cuda { device });
@@ -248,7 +249,7 @@ fn cli(
             sim: DistributedSimulation::build(world, builder, scheme)?,
             archive: None,
         };
-        nbody_cli::run(&cli.run, &mut session, &changes, out, err, progress)
+        nbody::run(&cli.run, &mut session, &changes, out, err, progress)
     };
-    run().map_err(|e| nbody_cli::failure(&e))
+    run().map_err(|e| cli::failure(&e))
 }

@@ -1,0 +1,148 @@
+//! The flags every run has, declared once ([`RunFlags`], flattened into
+//! each example's parser), what they choose, and the checks of the output
+//! paths before anything runs.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use clap::{ArgGroup, Args, ValueEnum};
+use nbody_host::{Backend, CpuTuning, Isa, snapshot};
+
+/// A command-line mistake found after parsing (exit status 2).
+#[derive(Debug)]
+pub struct Usage(pub String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
+/// A [`Usage`] error.
+pub fn usage(message: String) -> anyhow::Error {
+    Usage(message).into()
+}
+
+/// The flags of every run: how long, where, what it writes, what it
+/// continues, how much it says.
+#[derive(Args, Debug, Clone)]
+#[command(group(ArgGroup::new("periodic").args(["checkpoint", "archive"]).multiple(true)))]
+pub struct RunFlags {
+    /// Steps to run; with --resume, the step count to reach (counted from
+    /// the start of the run)
+    #[arg(long)]
+    pub steps: Option<u64>,
+    /// Where to run
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    pub backend: BackendArg,
+    /// CPU backend: use this instruction set (avx512, avx2+fma, neon,
+    /// scalar) instead of the best one detected
+    #[arg(long, value_name = "ISA", value_parser = parse_isa)]
+    pub cpu_isa: Option<Isa>,
+    /// Save the final state as an (N, 7) float32 .npy file
+    #[arg(long, value_name = "FILE.npy")]
+    pub save: Option<PathBuf>,
+    /// Write a checkpoint at the end (and every --every steps), atomically;
+    /// an existing file is only replaced with --force or when it is the --resume file
+    #[arg(long, value_name = "FILE")]
+    pub checkpoint: Option<PathBuf>,
+    /// Append snapshots to an archive (nbody_host::snapshot::Archive) at the
+    /// start, every --every steps and at the end; with --resume, the archive
+    /// is continued from the checkpoint's step
+    #[arg(long, value_name = "FILE")]
+    pub archive: Option<PathBuf>,
+    /// Checkpoint and archive every K steps (of the whole run)
+    #[arg(long, value_name = "K", requires = "periodic", value_parser = clap::value_parser!(u64).range(1..))]
+    pub every: Option<u64>,
+    /// Replace an existing --checkpoint or --archive file of another run
+    #[arg(long)]
+    pub force: bool,
+    /// Continue from a checkpoint (parameters from the checkpoint)
+    #[arg(long, value_name = "FILE")]
+    pub resume: Option<PathBuf>,
+}
+
+/// `--backend`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BackendArg {
+    Auto,
+    Cpu,
+    Cuda,
+    Emulator,
+}
+
+/// `--cpu-isa`'s parser.
+pub fn parse_isa(name: &str) -> std::result::Result<Isa, String> {
+    Isa::from_name(name).ok_or_else(|| {
+        format!("unknown instruction set {name:?}: avx512, avx2+fma, neon or scalar")
+    })
+}
+
+impl RunFlags {
+    /// The backend `--backend` and `--cpu-isa` ask for.
+    pub fn backend(&self) -> Backend {
+        match self.backend {
+            BackendArg::Auto => Backend::Auto,
+            BackendArg::Cpu => Backend::Cpu(CpuTuning {
+                isa: self.cpu_isa,
+                ..CpuTuning::default()
+            }),
+            BackendArg::Cuda => Backend::Cuda { device: 0 },
+            BackendArg::Emulator => Backend::emulator(),
+        }
+    }
+
+    /// Checks every output path before anything runs (`outputs`: the
+    /// example's, each with its flag, including `--save`, `--checkpoint`
+    /// and `--archive`): writable, and not another run's checkpoint or
+    /// archive unless `--force`.
+    pub fn check_outputs(&self, outputs: &[(&str, &Option<PathBuf>)]) -> Result<()> {
+        for (_, path) in outputs {
+            if let Some(path) = path {
+                snapshot::check_output_path(path)?;
+            }
+        }
+        if let Some(path) = &self.checkpoint
+            && path.exists()
+            && !self.force
+            && !self.resume.as_ref().is_some_and(|r| same_file(r, path))
+        {
+            return Err(usage(format!(
+                "--checkpoint {}: the file exists (another run's checkpoint?); pass --force to \
+                 replace it, or --resume from it",
+                path.display()
+            )));
+        }
+        if let Some(path) = &self.archive
+            && path.exists()
+            && !self.force
+            && self.resume.is_none()
+        {
+            return Err(usage(format!(
+                "--archive {}: the file exists (another run's archive?); pass --force to replace \
+                 it, or --resume a checkpoint of the run that wrote it to continue it",
+                path.display()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The outputs every run has, with their flags.
+    pub fn outputs(&self) -> [(&'static str, &Option<PathBuf>); 3] {
+        [
+            ("--save", &self.save),
+            ("--checkpoint", &self.checkpoint),
+            ("--archive", &self.archive),
+        ]
+    }
+}
+
+/// Whether `a` and `b` name the same existing file.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}

@@ -1,0 +1,392 @@
+//! Gravity's command line (`nbody_tiled` in one process, `nbody_mpi` over
+//! MPI ranks): its flags ([`RunArgs`], around the shared [`RunFlags`]), the
+//! settings they make, the run ([`run`], over a [`Session`]), the report
+//! and its `result` line.
+
+use std::io::Write;
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use nbody_host::{
+    Checkpoint, Integrator, Kernel, Params, Simulation, SimulationBuilder, ic, snapshot,
+};
+
+use super::{Progress, RunFlags, Session, drive, open_archive, usage};
+
+/// The end of `--help`: units and exit statuses.
+pub const AFTER_HELP: &str = concat!(
+    "\
+Units: none built in. G = 1 by default (--softening and --dt are in the same
+length and time units as the positions and velocities); the initial conditions
+are in N-body (Henon) units, G = 1 and total mass 1, except the cube (unit
+masses, NVIDIA Warp's example).
+
+",
+    exit_statuses_help!()
+);
+
+/// The flags of every N-body run (flattened into each example's parser).
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Number of bodies [default: 65536 on a GPU, 16384 on the CPU, 2048 in the emulator]
+    #[arg(long, conflicts_with_all = ["init", "resume"])]
+    pub n: Option<usize>,
+    /// Time step [default: 0.01, or the checkpoint's]
+    #[arg(long)]
+    pub dt: Option<f64>,
+    /// Plummer softening length [default: 0.1, or the checkpoint's]
+    #[arg(long)]
+    pub softening: Option<f64>,
+    /// Force kernel [default: tiled, or the checkpoint's]
+    #[arg(long, value_enum)]
+    pub kernel: Option<KernelArg>,
+    /// Threads per block, a power of two in 32..=1024 [default: 256, or the checkpoint's]
+    #[arg(long)]
+    pub block: Option<u32>,
+    /// Time integrator [default: euler, or the checkpoint's]
+    #[arg(long, value_enum)]
+    pub integrator: Option<IntegratorArg>,
+    /// Start from an (N, 7) .npy array: x y z vx vy vz m per row
+    #[arg(long, value_name = "FILE.npy", conflicts_with = "resume")]
+    pub init: Option<std::path::PathBuf>,
+    /// Initial conditions (when neither --init nor --resume is given)
+    #[arg(long, value_enum, default_value_t = IcArg::Cube, conflicts_with_all = ["init", "resume"])]
+    pub ic: IcArg,
+    /// Seed of the initial conditions [default: 42]
+    #[arg(long, conflicts_with_all = ["init", "resume"])]
+    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub run: RunFlags,
+    /// With --resume: apply --dt, --softening, --kernel, --block or
+    /// --integrator values that differ from the checkpoint's (refused
+    /// otherwise); the report lists them
+    #[arg(long, requires = "resume")]
+    pub allow_changes: bool,
+    /// Skip the two energy sums (each costs about as much as a step on the
+    /// CPU); the result line then says energy_rel_change=skipped
+    #[arg(long)]
+    pub no_energy: bool,
+    /// Render an animated GIF of the run (a frame every --render-every steps,
+    /// state copied back only then, outside the timing)
+    #[arg(long, value_name = "FILE.gif")]
+    pub render: Option<std::path::PathBuf>,
+    /// Steps between rendered frames
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub render_every: u64,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum KernelArg {
+    Simt,
+    Tiled,
+    Triangle,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum IntegratorArg {
+    Euler,
+    Leapfrog,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum IcArg {
+    Cube,
+    Plummer,
+    Collision,
+    Disk,
+}
+
+impl IcArg {
+    pub fn setup(self) -> ic::Setup {
+        match self {
+            IcArg::Cube => ic::Setup::UniformCube,
+            IcArg::Plummer => ic::Setup::Plummer,
+            IcArg::Collision => ic::Setup::Collision,
+            IcArg::Disk => ic::Setup::ColdDisk,
+        }
+    }
+}
+
+/// Defaults that depend on where the run lands: (bodies, steps).
+pub fn defaults_for(backend: &str) -> (usize, u64) {
+    match backend {
+        "cuda" => (65_536, 100),
+        "emulator" => (2_048, 2),
+        _ => (16_384, 10),
+    }
+}
+
+impl RunArgs {
+    /// Checks every output path before anything runs.
+    pub fn check_outputs(&self) -> Result<()> {
+        let [save, checkpoint, archive] = self.run.outputs();
+        self.run
+            .check_outputs(&[save, checkpoint, ("--render", &self.render), archive])
+    }
+}
+
+/// Applies the command line's parameters over `base` (the defaults or the
+/// checkpoint's).
+pub fn configure(builder: SimulationBuilder, cli: &RunArgs, base: &Params) -> SimulationBuilder {
+    let block = cli.block.unwrap_or(base.kernel().block());
+    let kernel = match cli.kernel {
+        None => match base.kernel() {
+            Kernel::Simt { .. } => Kernel::Simt { block },
+            Kernel::Tiled { .. } => Kernel::Tiled { block },
+            _ => Kernel::Triangle { block },
+        },
+        Some(KernelArg::Simt) => Kernel::Simt { block },
+        Some(KernelArg::Tiled) => Kernel::Tiled { block },
+        Some(KernelArg::Triangle) => Kernel::Triangle { block },
+    };
+    let integrator = match cli.integrator {
+        None => base.integrator(),
+        Some(IntegratorArg::Euler) => Integrator::SemiImplicitEuler,
+        Some(IntegratorArg::Leapfrog) => Integrator::Leapfrog,
+    };
+    builder
+        .dt(cli.dt.unwrap_or(base.dt_f64()))
+        .softening(cli.softening.unwrap_or(base.gravity().softening() as f64))
+        .kernel(kernel)
+        .integrator(integrator)
+        .backend(cli.run.backend())
+}
+
+/// The checkpoint's parameters that the command line would change, as
+/// `name old -> new`.
+fn changes_from(cli: &RunArgs, base: &Params) -> Vec<String> {
+    let mut changes = Vec::new();
+    if let Some(dt) = cli.dt
+        && dt != base.dt_f64()
+    {
+        changes.push(format!("dt {} -> {dt}", base.dt_f64()));
+    }
+    let eps = base.gravity().softening();
+    if let Some(s) = cli.softening
+        && s as f32 != eps
+    {
+        changes.push(format!("softening {eps} -> {s}"));
+    }
+    let kernel = base.kernel();
+    if let Some(k) = cli.kernel {
+        let name = k.to_possible_value().map(|v| v.get_name().to_owned());
+        if name.as_deref() != Some(kernel.name()) {
+            changes.push(format!(
+                "kernel {} -> {}",
+                kernel.name(),
+                name.unwrap_or_default()
+            ));
+        }
+    }
+    if let Some(block) = cli.block
+        && block != kernel.block()
+    {
+        changes.push(format!("block {} -> {block}", kernel.block()));
+    }
+    if let Some(i) = cli.integrator {
+        let name = i.to_possible_value().map(|v| v.get_name().to_owned());
+        if name.as_deref() != Some(base.integrator().name()) {
+            changes.push(format!(
+                "integrator {} -> {}",
+                base.integrator().name(),
+                name.unwrap_or_default()
+            ));
+        }
+    }
+    changes
+}
+
+/// The settings of the simulation the command line asks for (bodies
+/// loaded or generated, parameters, backend); also returns the checkpoint's
+/// parameters it changed (with `--allow-changes`).
+pub fn prepare(cli: &RunArgs) -> Result<(SimulationBuilder, Vec<String>)> {
+    if let Some(path) = &cli.run.resume {
+        let checkpoint = Checkpoint::load(path)?;
+        let base = checkpoint.params;
+        let changes = changes_from(cli, &base);
+        if !changes.is_empty() && !cli.allow_changes {
+            return Err(usage(format!(
+                "--resume {}: the command line changes the checkpoint's parameters ({}), so the \
+                 continued run would not be the one checkpointed; pass --allow-changes to apply them",
+                path.display(),
+                changes.join(", ")
+            )));
+        }
+        let builder = configure(Simulation::from_checkpoint(checkpoint), cli, &base);
+        return Ok((builder, changes));
+    }
+    let base = Params::default();
+    let seed = cli.seed.unwrap_or(42);
+    let bodies = match (&cli.init, cli.n) {
+        (Some(path), _) => {
+            snapshot::load_npy(path).with_context(|| format!("--init {}", path.display()))?
+        }
+        (None, Some(n)) => cli.ic.setup().generate(n, seed)?,
+        (None, None) => {
+            // The default size depends on the backend: find out where a
+            // one-body simulation with the same settings lands.
+            let probe =
+                configure(Simulation::builder(ic::uniform_cube(1, 0)), cli, &base).build()?;
+            let (n, _) = defaults_for(probe.backend().name());
+            drop(probe);
+            cli.ic.setup().generate(n, seed)?
+        }
+    };
+    Ok((
+        configure(Simulation::builder(bodies), cli, &base),
+        Vec::new(),
+    ))
+}
+
+/// Runs `session` as `cli` asks (steps, checkpoints, archive, frames,
+/// snapshot) and writes the report to `out`, progress to `err`. `changes`
+/// are the checkpoint's parameters the command line changed.
+pub fn run(
+    cli: &RunArgs,
+    session: &mut dyn Session,
+    changes: &[String],
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    progress: Progress,
+) -> Result<()> {
+    let flags = &cli.run;
+    let (_, default_steps) = defaults_for(session.backend().name());
+    let start = session.steps_done();
+    let target = match (flags.steps, &flags.resume) {
+        (Some(steps), Some(_)) if steps < start => {
+            return Err(usage(format!(
+                "--steps {steps} is below step {start} of the checkpoint: --steps is the step \
+                 count to reach, counted from the start of the run"
+            )));
+        }
+        (Some(steps), _) => steps,
+        (None, Some(_)) => default_steps.max(start),
+        (None, None) => default_steps,
+    };
+    if flags.resume.is_some() && target == start {
+        let _ = writeln!(
+            err,
+            "note: the checkpoint is already at step {start}: nothing to run"
+        );
+    }
+    let to_run = target - start;
+    let n = session.len();
+
+    open_archive(session, flags)?;
+    let e0 = if cli.no_energy {
+        None
+    } else {
+        Some(session.energy()?)
+    };
+    let mut recorder = match &cli.render {
+        Some(path) => {
+            use nbody_host::render::{Camera, Recorder, Renderer};
+            let sim = session
+                .simulation()
+                .ok_or_else(|| usage("--render needs the simulation in one process".into()))?;
+            let camera = Camera::fit(sim.positions()?, glam::Vec3::NEG_Z, 1.1)?;
+            let mut recorder =
+                Recorder::new(Renderer::new(camera, 480, 480)?, cli.render_every)?.gif(path)?;
+            recorder.capture(sim)?;
+            Some(recorder)
+        }
+        None => None,
+    };
+    let stops: Vec<u64> = match recorder {
+        Some(_) => vec![cli.render_every],
+        None => Vec::new(),
+    };
+    let stepping = drive(
+        session,
+        target,
+        flags,
+        progress,
+        err,
+        &stops,
+        |session, end| {
+            if let (Some(recorder), Some(sim)) = (&mut recorder, session.simulation())
+                && (end % cli.render_every == 0 || end == target)
+            {
+                recorder.capture(sim)?;
+            }
+            Ok(())
+        },
+    )?;
+    if let (Some(recorder), Some(path)) = (recorder, &cli.render) {
+        let frames = recorder.finish()?;
+        writeln!(out, "wrote {} ({frames} frames)", path.display())?;
+    }
+    let energies = match e0 {
+        Some(e0) => Some((e0, session.energy()?)),
+        None => None,
+    };
+    if let Some(path) = &flags.save {
+        session.save_npy(path)?;
+    }
+    let (more_lines, more_fields) = session.summary()?;
+
+    let seconds = stepping.as_secs_f64();
+    let interactions = (n as f64) * (n as f64) * (to_run as f64);
+    let pips = if seconds > 0.0 {
+        interactions / seconds
+    } else {
+        0.0
+    };
+    let p = session.params();
+    let (backend, method, integrator) = (session.backend(), session.method(), p.integrator());
+    let w = |e: std::io::Error| anyhow::Error::new(e).context("writing the report");
+    writeln!(out, "backend     {backend}").map_err(w)?;
+    writeln!(
+        out,
+        "kernel      {} as {method}, {integrator}, dt {}, {}",
+        p.kernel(),
+        p.dt_f64(),
+        p.force()
+    )
+    .map_err(w)?;
+    if !changes.is_empty() {
+        writeln!(
+            out,
+            "changed     {} (on resume, --allow-changes)",
+            changes.join(", ")
+        )
+        .map_err(w)?;
+    }
+    writeln!(
+        out,
+        "bodies      {n}, steps {to_run} ({start} -> {target}), t = {}",
+        session.time()
+    )
+    .map_err(w)?;
+    writeln!(out, "wall time   {seconds:.3} s, {pips:.3e} interactions/s").map_err(w)?;
+    for line in more_lines {
+        writeln!(out, "{line}").map_err(w)?;
+    }
+    let de = match energies {
+        Some((e0, e1)) => {
+            let de = e1.relative_change_from(&e0);
+            writeln!(
+                out,
+                "energy      {:.6e} -> {:.6e}, |dE/E| = {de:.3e}",
+                e0.total(),
+                e1.total()
+            )
+            .map_err(w)?;
+            format!("{de:.4e}")
+        }
+        None => {
+            writeln!(out, "energy      skipped (--no-energy)").map_err(w)?;
+            "skipped".to_owned()
+        }
+    };
+    writeln!(
+        out,
+        "result backend={} kernel={} integrator={} n={n} steps={to_run} seconds={seconds} pips={pips:.6e} energy_rel_change={de}{more_fields}",
+        backend.name(),
+        method,
+        integrator.name(),
+    )
+    .map_err(w)?;
+    out.flush().context("writing the report")?;
+    Ok(())
+}
