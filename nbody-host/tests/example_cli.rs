@@ -773,3 +773,80 @@ fn progress_lines_and_notes_go_to_stderr() {
         o.err
     );
 }
+
+/// An instruction set of another architecture than this one's (NEON on
+/// x86-64, AVX-512 elsewhere): one `--cpu-isa` can never use here.
+fn foreign_isa() -> &'static str {
+    if cfg!(target_arch = "x86_64") {
+        "neon"
+    } else {
+        "avx512"
+    }
+}
+
+/// Issue 22, defect 1: `--cpu-isa` is honoured whenever the CPU backend
+/// runs, also when `--backend auto` chose it (it was ignored unless
+/// `--backend cpu`), and refused (status 2) where it cannot apply: another
+/// backend, or another architecture's instruction set.
+#[test]
+fn cpu_isa_applies_whenever_the_cpu_runs_and_is_refused_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    let common = ["--n", "300", "--steps", "2", "--kernel", "triangle"];
+    let auto = run_ok(
+        &[
+            &common[..],
+            &["--cpu-isa", "scalar", "--save", &p("auto.npy")],
+        ]
+        .concat(),
+    );
+    assert!(auto.contains("backend     cpu (scalar, "), "{auto}");
+    run_ok(
+        &[
+            &common[..],
+            &[
+                "--backend",
+                "cpu",
+                "--cpu-isa",
+                "scalar",
+                "--save",
+                &p("cpu.npy"),
+            ],
+        ]
+        .concat(),
+    );
+    run_ok(&[&common[..], &["--backend", "cpu", "--save", &p("best.npy")]].concat());
+    let bytes = |name: &str| std::fs::read(p(name)).unwrap();
+    assert!(
+        bytes("auto.npy") == bytes("cpu.npy"),
+        "auto + scalar is the scalar loop"
+    );
+    if nbody_host::Isa::detect() != nbody_host::Isa::Scalar {
+        assert!(
+            bytes("auto.npy") != bytes("best.npy"),
+            "and not the best one's"
+        );
+    }
+    use nbody_tiled::exit;
+    for (args, needle) in [
+        (
+            vec!["--backend", "emulator", "--cpu-isa", "avx2"],
+            "--backend emulator",
+        ),
+        (vec!["--cpu-isa", foreign_isa()], foreign_isa()),
+        (
+            vec!["--backend", "cpu", "--cpu-isa", foreign_isa()],
+            foreign_isa(),
+        ),
+    ] {
+        let args = [&common[..], &args[..]].concat();
+        let o = run_with(&args, nbody_tiled::Progress::Off);
+        let f = o.result.expect_err("should fail");
+        assert_eq!(f.code, exit::USAGE, "{args:?}: {}", f.line);
+        assert!(
+            f.line.contains("--cpu-isa") && f.line.contains(needle),
+            "{}",
+            f.line
+        );
+    }
+}

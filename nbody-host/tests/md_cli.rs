@@ -338,3 +338,26 @@ fn bad_command_lines_and_inputs_are_one_line_errors_with_their_status() {
         assert!(help.contains(flag), "{flag}");
     }
 }
+
+/// Issue 22, defect 1: `lj_melt --cpu-isa` without `--backend cpu` runs
+/// that instruction set (`--backend auto` runs Lennard-Jones on the CPU);
+/// with the emulator it is refused.
+#[test]
+fn cpu_isa_applies_with_the_default_backend() {
+    let out = run_ok(&["--cells", "4", "--steps", "2", "--cpu-isa", "scalar"]);
+    assert!(out.contains("backend     cpu (scalar, "), "{out}");
+    let line = run_err(
+        &[
+            "--cells",
+            "4",
+            "--steps",
+            "2",
+            "--backend",
+            "emulator",
+            "--cpu-isa",
+            "scalar",
+        ],
+        lj_melt::exit::USAGE,
+    );
+    assert!(line.contains("--cpu-isa"), "{line}");
+}
