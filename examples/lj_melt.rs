@@ -41,8 +41,8 @@ use nbody_host::{Boundary, ForceLaw, Integrator, Neighbours, Simulation, ic, sna
 #[macro_use]
 #[path = "cli/mod.rs"]
 mod cli;
+use cli::{AutoPicks, RunFlags, usage};
 pub use cli::{Failure, Progress, exit};
-use cli::{RunFlags, usage};
 
 /// The end of `--help`: units and exit statuses.
 pub const AFTER_HELP: &str = concat!(
@@ -165,7 +165,7 @@ pub fn cli(
 fn build(cli: &Cli) -> Result<Simulation> {
     if let Some(path) = &cli.run.resume {
         return Ok(Simulation::resume(path)?
-            .backend(cli.run.backend())
+            .backend(cli.run.backend(AutoPicks::Cpu)?)
             .build()?);
     }
     let (atoms, boundary) = match (&cli.init, cli.box_length) {
@@ -194,7 +194,7 @@ fn build(cli: &Cli) -> Result<Simulation> {
         }))
         .integrator(Integrator::VELOCITY_VERLET)
         .dt(cli.dt)
-        .backend(cli.run.backend())
+        .backend(cli.run.backend(AutoPicks::Cpu)?)
         .build()?)
 }
 

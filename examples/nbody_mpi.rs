@@ -229,10 +229,7 @@ fn cli(
                     .and_then(|()| nbody::prepare(&cli.run))
             } else {
                 let empty = Simulation::builder(Bodies::default());
-                Ok((
-                    nbody::configure(empty, &cli.run, &Params::default()),
-                    Vec::new(),
-                ))
+                nbody::configure(empty, &cli.run, &Params::default()).map(|b| (b, Vec::new()))
             },
         )?;
         let (mut builder, changes) = prepared;

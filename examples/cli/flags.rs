@@ -37,8 +37,9 @@ pub struct RunFlags {
     /// Where to run
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     pub backend: BackendArg,
-    /// CPU backend: use this instruction set (avx512, avx2+fma, neon,
-    /// scalar) instead of the best one detected
+    /// The CPU backend's instruction set (avx512, avx2+fma, neon, scalar)
+    /// instead of the best one detected; also with --backend auto where it
+    /// picks the CPU; refused with another backend
     #[arg(long, value_name = "ISA", value_parser = parse_isa)]
     pub cpu_isa: Option<Isa>,
     /// Save the final state as an (N, 7) float32 .npy file
@@ -73,25 +74,81 @@ pub enum BackendArg {
     Emulator,
 }
 
-/// `--cpu-isa`'s parser.
+/// `--cpu-isa`'s parser: a known name, and an instruction set of this
+/// machine's architecture (NEON on x86-64 can never run).
 pub fn parse_isa(name: &str) -> std::result::Result<Isa, String> {
-    Isa::from_name(name).ok_or_else(|| {
+    let isa = Isa::from_name(name).ok_or_else(|| {
         format!("unknown instruction set {name:?}: avx512, avx2+fma, neon or scalar")
-    })
+    })?;
+    let (arch, native): (&str, &[Isa]) = if cfg!(target_arch = "x86_64") {
+        ("x86-64", &[Isa::Avx512, Isa::Avx2Fma, Isa::Scalar])
+    } else if cfg!(target_arch = "aarch64") {
+        ("aarch64", &[Isa::Neon, Isa::Scalar])
+    } else {
+        ("this architecture", &[Isa::Scalar])
+    };
+    if native.contains(&isa) {
+        return Ok(isa);
+    }
+    let names: Vec<&str> = native.iter().map(|i| i.name()).collect();
+    Err(format!(
+        "instruction set {isa} is not available on {arch}, which has {}",
+        names.join(", ")
+    ))
+}
+
+/// Where [`BackendArg::Auto`] runs an example's force law.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AutoPicks {
+    /// Always the CPU (short-range forces).
+    Cpu,
+    /// A CUDA device where there is one, else the CPU (gravity).
+    CudaIfPresent,
+}
+
+/// Whether a CUDA device starts here (what [`Backend::Auto`] tries first
+/// for gravity): a one-body simulation on device 0.
+fn cuda_present() -> bool {
+    nbody_host::Simulation::builder(nbody_host::ic::uniform_cube(1, 0))
+        .backend(Backend::Cuda { device: 0 })
+        .build()
+        .is_ok()
 }
 
 impl RunFlags {
-    /// The backend `--backend` and `--cpu-isa` ask for.
-    pub fn backend(&self) -> Backend {
-        match self.backend {
-            BackendArg::Auto => Backend::Auto,
-            BackendArg::Cpu => Backend::Cpu(CpuTuning {
-                isa: self.cpu_isa,
+    /// The backend `--backend` and `--cpu-isa` ask for. `--cpu-isa` applies
+    /// whenever the CPU runs, also where `--backend auto` picks it (for
+    /// `auto`), and is a [`Usage`] error where another backend runs.
+    pub fn backend(&self, auto: AutoPicks) -> Result<Backend> {
+        let cpu = |isa| {
+            Backend::Cpu(CpuTuning {
+                isa,
                 ..CpuTuning::default()
-            }),
-            BackendArg::Cuda => Backend::Cuda { device: 0 },
-            BackendArg::Emulator => Backend::emulator(),
-        }
+            })
+        };
+        Ok(match (self.backend, self.cpu_isa) {
+            (BackendArg::Cpu, isa) => cpu(isa),
+            (BackendArg::Auto, None) => Backend::Auto,
+            (BackendArg::Auto, Some(isa)) => {
+                if auto == AutoPicks::CudaIfPresent && cuda_present() {
+                    return Err(usage(format!(
+                        "--cpu-isa {isa}: --backend auto runs on the CUDA device here, where an \
+                         instruction set of the CPU does not apply; pass --backend cpu"
+                    )));
+                }
+                cpu(Some(isa))
+            }
+            (BackendArg::Cuda, None) => Backend::Cuda { device: 0 },
+            (BackendArg::Emulator, None) => Backend::emulator(),
+            (other, Some(isa)) => {
+                let name = other.to_possible_value().map(|v| v.get_name().to_owned());
+                return Err(usage(format!(
+                    "--cpu-isa {isa} chooses the CPU backend's instruction set; it does not \
+                     apply to --backend {}",
+                    name.unwrap_or_default()
+                )));
+            }
+        })
     }
 
     /// Checks every output path before anything runs (`outputs`: the

@@ -37,7 +37,7 @@ use std::io::Write;
 
 use clap::Parser;
 
-pub use flags::{BackendArg, RunFlags, parse_isa, usage};
+pub use flags::{AutoPicks, BackendArg, RunFlags, parse_isa, usage};
 pub use progress::{PROGRESS_LINE_EVERY, Progress};
 pub(crate) use session::forward_to_sim;
 pub use session::{Local, Session, drive, open_archive};

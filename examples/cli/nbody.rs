@@ -11,7 +11,7 @@ use nbody_host::{
     Checkpoint, Integrator, Kernel, Params, Simulation, SimulationBuilder, ic, snapshot,
 };
 
-use super::{Progress, RunFlags, Session, drive, open_archive, usage};
+use super::{AutoPicks, Progress, RunFlags, Session, drive, open_archive, usage};
 
 /// The end of `--help`: units and exit statuses.
 pub const AFTER_HELP: &str = concat!(
@@ -127,7 +127,11 @@ impl RunArgs {
 
 /// Applies the command line's parameters over `base` (the defaults or the
 /// checkpoint's).
-pub fn configure(builder: SimulationBuilder, cli: &RunArgs, base: &Params) -> SimulationBuilder {
+pub fn configure(
+    builder: SimulationBuilder,
+    cli: &RunArgs,
+    base: &Params,
+) -> Result<SimulationBuilder> {
     let block = cli.block.unwrap_or(base.kernel().block());
     let kernel = match cli.kernel {
         None => match base.kernel() {
@@ -144,12 +148,12 @@ pub fn configure(builder: SimulationBuilder, cli: &RunArgs, base: &Params) -> Si
         Some(IntegratorArg::Euler) => Integrator::SemiImplicitEuler,
         Some(IntegratorArg::Leapfrog) => Integrator::Leapfrog,
     };
-    builder
+    Ok(builder
         .dt(cli.dt.unwrap_or(base.dt_f64()))
         .softening(cli.softening.unwrap_or(base.gravity().softening() as f64))
         .kernel(kernel)
         .integrator(integrator)
-        .backend(cli.run.backend())
+        .backend(cli.run.backend(AutoPicks::CudaIfPresent)?))
 }
 
 /// The checkpoint's parameters that the command line would change, as
@@ -212,7 +216,7 @@ pub fn prepare(cli: &RunArgs) -> Result<(SimulationBuilder, Vec<String>)> {
                 changes.join(", ")
             )));
         }
-        let builder = configure(Simulation::from_checkpoint(checkpoint), cli, &base);
+        let builder = configure(Simulation::from_checkpoint(checkpoint), cli, &base)?;
         return Ok((builder, changes));
     }
     let base = Params::default();
@@ -226,14 +230,14 @@ pub fn prepare(cli: &RunArgs) -> Result<(SimulationBuilder, Vec<String>)> {
             // The default size depends on the backend: find out where a
             // one-body simulation with the same settings lands.
             let probe =
-                configure(Simulation::builder(ic::uniform_cube(1, 0)), cli, &base).build()?;
+                configure(Simulation::builder(ic::uniform_cube(1, 0)), cli, &base)?.build()?;
             let (n, _) = defaults_for(probe.backend().name());
             drop(probe);
             cli.ic.setup().generate(n, seed)?
         }
     };
     Ok((
-        configure(Simulation::builder(bodies), cli, &base),
+        configure(Simulation::builder(bodies), cli, &base)?,
         Vec::new(),
     ))
 }
