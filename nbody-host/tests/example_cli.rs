@@ -850,3 +850,67 @@ fn cpu_isa_applies_whenever_the_cpu_runs_and_is_refused_elsewhere() {
         );
     }
 }
+
+/// Issue 22, defect 5: one path given to two outputs (`--save p
+/// --checkpoint p` left an npy where a checkpoint was expected), or an
+/// output that is the `--resume` checkpoint other than `--checkpoint`, is
+/// refused before the run with status 2, naming both flags; nothing is
+/// written. Spellings of one path count as one (`dir/x` and `dir/./x`).
+#[test]
+fn one_path_for_two_outputs_is_refused_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    let same = p("same.out");
+    let spelled = dir.path().join(".").join("same.out");
+    let spelled = spelled.to_str().unwrap();
+    let outputs = ["--save", "--checkpoint", "--archive", "--render"];
+    let common = ["--n", "16", "--steps", "2", "--backend", "cpu"];
+    for (i, a) in outputs.iter().enumerate() {
+        for b in &outputs[i + 1..] {
+            let args = [&common[..], &[a, &same, b, spelled]].concat();
+            let o = run_with(&args, nbody_tiled::Progress::Off);
+            let f = o.result.expect_err("should fail");
+            assert_eq!(f.code, nbody_tiled::exit::USAGE, "{args:?}: {}", f.line);
+            assert!(f.line.contains(a) && f.line.contains(b), "{}", f.line);
+            assert!(!Path::new(&same).exists(), "{a} {b}: nothing written");
+        }
+    }
+    let ckpt = p("run.ckpt");
+    run_ok(&[&common[..], &["--checkpoint", &ckpt]].concat());
+    let before = std::fs::read(&ckpt).unwrap();
+    for flag in ["--save", "--archive", "--render"] {
+        let args = [
+            "--resume",
+            &ckpt,
+            "--steps",
+            "3",
+            "--backend",
+            "cpu",
+            flag,
+            &ckpt,
+        ];
+        let o = run_with(&args, nbody_tiled::Progress::Off);
+        let f = o.result.expect_err("should fail");
+        assert_eq!(f.code, nbody_tiled::exit::USAGE, "{args:?}: {}", f.line);
+        assert!(
+            f.line.contains(flag) && f.line.contains("--resume"),
+            "{}",
+            f.line
+        );
+        assert!(
+            std::fs::read(&ckpt).unwrap() == before,
+            "{flag}: the checkpoint is untouched"
+        );
+    }
+    // The checkpoint resumed from may be the one written.
+    run_ok(&[
+        "--resume",
+        &ckpt,
+        "--steps",
+        "3",
+        "--backend",
+        "cpu",
+        "--checkpoint",
+        &ckpt,
+    ]);
+}

@@ -361,3 +361,24 @@ fn cpu_isa_applies_with_the_default_backend() {
     );
     assert!(line.contains("--cpu-isa"), "{line}");
 }
+
+/// Issue 22, defect 5: `lj_melt` refuses one path for two outputs too.
+#[test]
+fn one_path_for_two_outputs_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let same = dir.path().join("same.out");
+    let same = same.to_str().unwrap();
+    for (a, b) in [
+        ("--save", "--checkpoint"),
+        ("--checkpoint", "--archive"),
+        ("--archive", "--plot"),
+        ("--save", "--plot"),
+    ] {
+        let line = run_err(
+            &["--cells", "4", "--steps", "2", a, same, b, same],
+            lj_melt::exit::USAGE,
+        );
+        assert!(line.contains(a) && line.contains(b), "{line}");
+        assert!(!std::path::Path::new(same).exists());
+    }
+}
