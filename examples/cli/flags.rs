@@ -156,6 +156,30 @@ impl RunFlags {
     /// and `--archive`): writable, and not another run's checkpoint or
     /// archive unless `--force`.
     pub fn check_outputs(&self, outputs: &[(&str, &Option<PathBuf>)]) -> Result<()> {
+        // One file per output, and the checkpoint resumed from is only
+        // ever replaced by the new checkpoint.
+        let named: Vec<(&str, &PathBuf, PathBuf)> = outputs
+            .iter()
+            .filter_map(|&(flag, path)| path.as_ref().map(|p| (flag, p, identity(p))))
+            .collect();
+        for (i, (a, path, id)) in named.iter().enumerate() {
+            if let Some((b, ..)) = named[i + 1..].iter().find(|(.., other)| other == id) {
+                return Err(usage(format!(
+                    "{a} and {b} name the same file {}: each output needs its own",
+                    path.display()
+                )));
+            }
+            if let Some(resume) = &self.resume
+                && *a != "--checkpoint"
+                && identity(resume) == *id
+            {
+                return Err(usage(format!(
+                    "{a} {} is the --resume checkpoint: writing it there would destroy the \
+                     checkpoint (only --checkpoint may replace it)",
+                    path.display()
+                )));
+            }
+        }
         for (_, path) in outputs {
             if let Some(path) = path {
                 snapshot::check_output_path(path)?;
@@ -193,6 +217,22 @@ impl RunFlags {
             ("--checkpoint", &self.checkpoint),
             ("--archive", &self.archive),
         ]
+    }
+}
+
+/// The file `path` names, however spelled: its canonical path where it
+/// exists, else its directory's canonical path and its name.
+fn identity(path: &Path) -> PathBuf {
+    if let Ok(canonical) = path.canonicalize() {
+        return canonical;
+    }
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    match (absolute.parent(), absolute.file_name()) {
+        (Some(dir), Some(name)) => dir
+            .canonicalize()
+            .map(|dir| dir.join(name))
+            .unwrap_or(absolute),
+        _ => absolute,
     }
 }
 
