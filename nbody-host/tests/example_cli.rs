@@ -914,3 +914,58 @@ fn one_path_for_two_outputs_is_refused_before_the_run() {
         &ckpt,
     ]);
 }
+
+/// Issue 22, defect 7: a Lennard-Jones checkpoint given to `nbody_tiled
+/// --resume` is invalid input (status 3) that says what it is and what
+/// runs it (it was status 1 and "softening and G are parameters of
+/// gravity"); `--allow-changes` without `--resume` is refused (status 2).
+#[test]
+fn a_lennard_jones_checkpoint_is_named_as_such_and_allow_changes_needs_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let lj = dir.path().join("lj.ckpt");
+    let (atoms, boundary) = nbody_host::ic::fcc_lattice(3, 0.8442, 1.44, 1).unwrap();
+    nbody_host::Simulation::builder(atoms)
+        .force(nbody_host::ForceLaw::lennard_jones(1.0, 1.0, 2.5, false).unwrap())
+        .boundary(boundary)
+        .backend(nbody_host::Backend::cpu())
+        .build()
+        .unwrap()
+        .save_checkpoint(&lj)
+        .unwrap();
+    let lj = lj.to_str().unwrap();
+    for extra in [&[][..], &["--dt", "0.001", "--allow-changes"][..]] {
+        let args = [
+            &["--resume", lj, "--steps", "3", "--backend", "cpu"][..],
+            extra,
+        ]
+        .concat();
+        let o = run_with(&args, nbody_tiled::Progress::Off);
+        let f = o.result.expect_err("should fail");
+        assert_eq!(f.code, nbody_tiled::exit::INPUT, "{}", f.line);
+        assert!(
+            f.line
+                .contains("this is a Lennard-Jones checkpoint: use lj_melt"),
+            "{}",
+            f.line
+        );
+    }
+    let o = run_with(
+        &[
+            "--n",
+            "16",
+            "--steps",
+            "1",
+            "--backend",
+            "cpu",
+            "--allow-changes",
+        ],
+        nbody_tiled::Progress::Off,
+    );
+    let f = o.result.expect_err("should fail");
+    assert_eq!(f.code, nbody_tiled::exit::USAGE, "{}", f.line);
+    assert!(
+        f.line.contains("--allow-changes") && f.line.contains("--resume"),
+        "{}",
+        f.line
+    );
+}

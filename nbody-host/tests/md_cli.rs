@@ -382,3 +382,25 @@ fn one_path_for_two_outputs_is_refused() {
         assert!(!std::path::Path::new(same).exists());
     }
 }
+
+/// Issue 22, defect 7: a gravity checkpoint given to `lj_melt --resume` is
+/// invalid input (status 3, it was 2) that says what it is and what runs it.
+#[test]
+fn a_gravity_checkpoint_is_named_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let ckpt = dir.path().join("gravity.ckpt");
+    nbody_host::Simulation::builder(nbody_host::ic::plummer(32, 1))
+        .backend(nbody_host::Backend::cpu())
+        .build()
+        .unwrap()
+        .save_checkpoint(&ckpt)
+        .unwrap();
+    let line = run_err(
+        &["--resume", ckpt.to_str().unwrap(), "--steps", "2"],
+        lj_melt::exit::INPUT,
+    );
+    assert!(
+        line.contains("this is a gravity checkpoint: use nbody_tiled"),
+        "{line}"
+    );
+}
