@@ -35,7 +35,9 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, ValueEnum};
 use nbody_host::md::{CellList, Lists, MdStats, Rebuild, Thermo};
-use nbody_host::{Boundary, ForceLaw, Integrator, Neighbours, Simulation, ic, snapshot};
+use nbody_host::{
+    Boundary, Checkpoint, ForceLaw, Integrator, Neighbours, Simulation, ic, snapshot,
+};
 
 // The command line every example shares.
 #[macro_use]
@@ -164,9 +166,20 @@ pub fn cli(
 /// Builds the simulation the command line asks for.
 fn build(cli: &Cli) -> Result<Simulation> {
     if let Some(path) = &cli.run.resume {
-        return Ok(Simulation::resume(path)?
-            .backend(cli.run.backend(AutoPicks::Cpu)?)
-            .build()?);
+        let (checkpoint, md) = Checkpoint::load_with_md(path)?;
+        if !matches!(checkpoint.params.force(), ForceLaw::LennardJones(_)) {
+            let (kind, example) = cli::checkpoint_kind(&checkpoint.params.force());
+            return Err(cli::invalid(format!(
+                "--resume {}: this is a {kind} checkpoint: use {example}",
+                path.display()
+            )));
+        }
+        let builder = Simulation::from_checkpoint(checkpoint);
+        let builder = match md {
+            Some(md) => builder.md_state(md),
+            None => builder,
+        };
+        return Ok(builder.backend(cli.run.backend(AutoPicks::Cpu)?).build()?);
     }
     let (atoms, boundary) = match (&cli.init, cli.box_length) {
         (Some(path), Some(l)) => (
@@ -323,12 +336,6 @@ fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) 
         None => Vec::new(),
     };
     let sim = build(cli)?;
-    if !matches!(sim.params().force(), ForceLaw::LennardJones(_)) {
-        return Err(usage(format!(
-            "--resume: the checkpoint is not a Lennard-Jones run ({})",
-            sim.params().force()
-        )));
-    }
     let start = sim.steps_done();
     let target = flags.steps.unwrap_or(DEFAULT_STEPS);
     if target < start {

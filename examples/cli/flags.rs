@@ -25,6 +25,33 @@ pub fn usage(message: String) -> anyhow::Error {
     Usage(message).into()
 }
 
+/// An input the example cannot run, found by the example itself (exit
+/// status 3): a checkpoint of another kind of run.
+#[derive(Debug)]
+pub struct Invalid(pub String);
+
+impl std::fmt::Display for Invalid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Invalid {}
+
+/// An [`Invalid`] error.
+pub fn invalid(message: String) -> anyhow::Error {
+    Invalid(message).into()
+}
+
+/// The kind of run a checkpoint's force law is, and the example that
+/// continues it: for the error of an example given another kind's.
+pub fn checkpoint_kind(force: &nbody_host::ForceLaw) -> (&'static str, &'static str) {
+    match force {
+        nbody_host::ForceLaw::Gravity(_) => ("gravity", "nbody_tiled (or nbody_mpi)"),
+        _ => ("Lennard-Jones", "lj_melt"),
+    }
+}
+
 /// The flags of every run: how long, where, what it writes, what it
 /// continues, how much it says.
 #[derive(Args, Debug, Clone)]

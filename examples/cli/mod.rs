@@ -37,7 +37,7 @@ use std::io::Write;
 
 use clap::Parser;
 
-pub use flags::{AutoPicks, BackendArg, RunFlags, parse_isa, usage};
+pub use flags::{AutoPicks, BackendArg, RunFlags, checkpoint_kind, invalid, parse_isa, usage};
 pub use progress::{PROGRESS_LINE_EVERY, Progress};
 pub(crate) use session::forward_to_sim;
 pub use session::{Local, Session, drive, open_archive};
@@ -160,6 +160,9 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
     for cause in e.chain() {
         if cause.is::<flags::Usage>() {
             return exit::USAGE;
+        }
+        if cause.is::<flags::Invalid>() {
+            return exit::INPUT;
         }
         if cause.is::<std::io::Error>() {
             return exit::IO;

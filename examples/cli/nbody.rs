@@ -8,10 +8,12 @@ use std::io::Write;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use nbody_host::{
-    Checkpoint, Integrator, Kernel, Params, Simulation, SimulationBuilder, ic, snapshot,
+    Checkpoint, ForceLaw, Integrator, Kernel, Params, Simulation, SimulationBuilder, ic, snapshot,
 };
 
-use super::{AutoPicks, Progress, RunFlags, Session, drive, open_archive, usage};
+use super::{
+    AutoPicks, Progress, RunFlags, Session, checkpoint_kind, drive, invalid, open_archive, usage,
+};
 
 /// The end of `--help`: units and exit statuses.
 pub const AFTER_HELP: &str = concat!(
@@ -117,8 +119,15 @@ pub fn defaults_for(backend: &str) -> (usize, u64) {
 }
 
 impl RunArgs {
-    /// Checks every output path before anything runs.
+    /// Checks what the parser cannot (`--allow-changes` needs `--resume`)
+    /// and every output path, before anything runs.
     pub fn check_outputs(&self) -> Result<()> {
+        if self.allow_changes && self.run.resume.is_none() {
+            return Err(usage(
+                "--allow-changes applies a checkpoint's changed parameters: it needs --resume"
+                    .into(),
+            ));
+        }
         let [save, checkpoint, archive] = self.run.outputs();
         self.run
             .check_outputs(&[save, checkpoint, ("--render", &self.render), archive])
@@ -207,6 +216,13 @@ pub fn prepare(cli: &RunArgs) -> Result<(SimulationBuilder, Vec<String>)> {
     if let Some(path) = &cli.run.resume {
         let checkpoint = Checkpoint::load(path)?;
         let base = checkpoint.params;
+        if !matches!(base.force(), ForceLaw::Gravity(_)) {
+            let (kind, example) = checkpoint_kind(&base.force());
+            return Err(invalid(format!(
+                "--resume {}: this is a {kind} checkpoint: use {example}",
+                path.display()
+            )));
+        }
         let changes = changes_from(cli, &base);
         if !changes.is_empty() && !cli.allow_changes {
             return Err(usage(format!(
