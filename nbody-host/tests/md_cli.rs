@@ -404,3 +404,78 @@ fn a_gravity_checkpoint_is_named_as_such() {
         "{line}"
     );
 }
+
+/// The timing table's sections: (name, seconds, percent), and the loop time.
+fn timing_table(out: &str) -> (Vec<(String, f64, f64)>, f64) {
+    let loop_time: f64 = out
+        .lines()
+        .find_map(|l| l.strip_prefix("Loop time of "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect(out)
+        .parse()
+        .unwrap();
+    let sections = out
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('|').map(str::trim).collect();
+            match f[..] {
+                [name, t, pct] => Some((name.to_owned(), t.parse().ok()?, pct.parse().ok()?)),
+                _ => None,
+            }
+        })
+        .collect();
+    (sections, loop_time)
+}
+
+/// The number after `Neighbor list builds = `.
+fn builds(out: &str) -> u64 {
+    let rest = out.split("Neighbor list builds = ").nth(1).expect(out);
+    rest.split(',').next().unwrap().parse().unwrap()
+}
+
+/// Issue 22, defect 8: the timing table's sections partition the loop's
+/// time: each within 0..=100 %, together 100 % and the loop time (one step
+/// printed Pair 170 % and Output 99 %: the engine's counters included the
+/// set-up's force evaluation and list build, and the first thermo), and
+/// the builds are the loop's (as LAMMPS counts them).
+#[test]
+fn the_timing_table_partitions_the_loop_time() {
+    for (args, want_builds) in [
+        (&["--steps", "1"][..], 0),
+        (&["--steps", "1", "--rebuild-every", "1"][..], 1),
+        (&["--steps", "30", "--thermo", "10"][..], 1),
+        (
+            &["--steps", "40", "--thermo", "0", "--rebuild-every", "0"][..],
+            u64::MAX,
+        ),
+    ] {
+        let out = run_ok(&[&["--cells", "4"][..], args].concat());
+        let (sections, loop_time) = timing_table(&out);
+        let names: Vec<&str> = sections.iter().map(|s| s.0.as_str()).collect();
+        assert_eq!(
+            names,
+            ["Pair", "Neigh", "Modify", "Output", "Other"],
+            "{out}"
+        );
+        for (name, t, pct) in &sections {
+            assert!((0.0..=100.0).contains(pct) && *t >= 0.0, "{name}: {out}");
+        }
+        let pct: f64 = sections.iter().map(|s| s.2).sum();
+        let seconds: f64 = sections.iter().map(|s| s.1).sum();
+        // Printed to 2 and 4 decimals: 5 roundings at most.
+        assert!((pct - 100.0).abs() <= 0.025 + 1e-9, "{pct} %: {out}");
+        assert!(
+            (seconds - loop_time).abs() <= 2.5e-4 + 1e-6,
+            "{seconds} s: {out}"
+        );
+        if want_builds != u64::MAX {
+            assert_eq!(builds(&out), want_builds, "{args:?}: {out}");
+        }
+        if builds(&out) == 0 {
+            assert_eq!(
+                sections[1].1, 0.0,
+                "no build, no Neigh time beyond the checks: {out}"
+            );
+        }
+    }
+}
