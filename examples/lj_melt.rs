@@ -296,15 +296,31 @@ fn plot(path: &Path, dt: f64, ours: &[Thermo], lammps: &[[f64; 6]]) -> Result<()
     Ok(())
 }
 
-/// LAMMPS's "MPI task timing breakdown", from the engine's counters.
-fn timing(out: &mut dyn Write, stats: &MdStats, seconds: f64, print: f64) -> std::io::Result<()> {
-    let modify = stats.integrate_seconds;
-    let output = stats.thermo_seconds + print;
-    let other = (seconds - stats.pair_seconds - stats.neighbour_seconds - modify - output).max(0.0);
+/// LAMMPS's "MPI task timing breakdown" of the loop, `seconds` long:
+/// the engine's pair, neighbour and integrator time within the loop (its
+/// counters at the end less those at the start, which include the set-up's
+/// list build and forces), the thermo output (its sums and printing,
+/// `output`, timed by the loop), and the rest. The engine's times lie
+/// within the steps and the output's between them, so the five sections
+/// partition the loop's time by construction; builds are the loop's too
+/// (LAMMPS counts them so).
+fn timing(
+    out: &mut dyn Write,
+    before: &MdStats,
+    after: &MdStats,
+    seconds: f64,
+    output: f64,
+) -> std::io::Result<()> {
+    let pair = after.pair_seconds - before.pair_seconds;
+    let neigh = after.neighbour_seconds - before.neighbour_seconds;
+    let modify = after.integrate_seconds - before.integrate_seconds;
+    // Not below 0 but for the rounding of the differences.
+    let other = (seconds - pair - neigh - modify - output).max(0.0);
+    let total = pair + neigh + modify + output + other;
     writeln!(out, "Section |  time (s)  | %total")?;
     for (name, t) in [
-        ("Pair", stats.pair_seconds),
-        ("Neigh", stats.neighbour_seconds),
+        ("Pair", pair),
+        ("Neigh", neigh),
         ("Modify", modify),
         ("Output", output),
         ("Other", other),
@@ -312,18 +328,18 @@ fn timing(out: &mut dyn Write, stats: &MdStats, seconds: f64, print: f64) -> std
         writeln!(
             out,
             "{name:<7} | {t:10.4} | {:6.2}",
-            100.0 * t / seconds.max(1e-300)
+            100.0 * t / total.max(1e-300)
         )?;
     }
     writeln!(
         out,
         "Neighbor list builds = {}, dangerous builds = {}, list entries per atom = {:.2} ({:.2} \
          lanes with the padding), cells {:?}",
-        stats.builds,
-        stats.dangerous_builds,
-        stats.neighbours_per_atom,
-        stats.lanes_per_atom,
-        stats.cells
+        after.builds - before.builds,
+        after.dangerous_builds - before.dangerous_builds,
+        after.neighbours_per_atom,
+        after.lanes_per_atom,
+        after.cells
     )
 }
 
@@ -370,7 +386,8 @@ fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) 
     .map_err(w)?;
     writeln!(out, "{}", thermo_row(&first)).map_err(w)?;
     let stops: Vec<u64> = (cli.thermo > 0).then_some(cli.thermo).into_iter().collect();
-    let mut printing = 0.0;
+    let mut output = 0.0;
+    let before = session.sim.md_stats();
     let t = Instant::now();
     cli::drive(
         &mut session,
@@ -383,10 +400,10 @@ fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) 
             let Some(sim) = session.simulation() else {
                 bail!("the thermo output needs the simulation in this process");
             };
+            let t = Instant::now();
             let thermo = sim.thermo()?;
-            let p = Instant::now();
             writeln!(out, "{}", thermo_row(&thermo)).map_err(w)?;
-            printing += p.elapsed().as_secs_f64();
+            output += t.elapsed().as_secs_f64();
             rows.push(thermo);
             Ok(())
         },
@@ -402,8 +419,8 @@ fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) 
         sim.len()
     )
     .map_err(w)?;
-    if let Some(stats) = sim.md_stats() {
-        timing(out, &stats, seconds, printing).map_err(w)?;
+    if let (Some(before), Some(after)) = (before, sim.md_stats()) {
+        timing(out, &before, &after, seconds, output).map_err(w)?;
     }
     if let Some(path) = &flags.save {
         sim.save_npy(path)?;
