@@ -969,3 +969,21 @@ fn a_lennard_jones_checkpoint_is_named_as_such_and_allow_changes_needs_resume() 
         f.line
     );
 }
+
+/// Issue 22, defect 4: the report prints the time rounded (the clock adds
+/// `dt` once a step: ten steps of 0.01 are 0.09999999999999999).
+#[test]
+fn the_report_prints_the_time_rounded() {
+    let out = run_ok(&[
+        "--n",
+        "16",
+        "--steps",
+        "10",
+        "--dt",
+        "0.01",
+        "--backend",
+        "cpu",
+    ]);
+    let line = out.lines().find(|l| l.starts_with("bodies ")).unwrap();
+    assert!(line.ends_with("t = 0.1"), "{line}");
+}
