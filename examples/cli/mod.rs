@@ -214,3 +214,13 @@ pub fn one_line(e: &anyhow::Error) -> String {
     }
     line.replace('\n', " ")
 }
+
+/// `t` rounded to 12 significant digits, printed as the shortest decimal
+/// that reads back as that: the clock adds `dt` once a step, so ten steps
+/// of 0.01 make 0.09999999999999999, printed `0.1`.
+pub fn rounded(t: f64) -> String {
+    match format!("{t:.11e}").parse::<f64>() {
+        Ok(r) => format!("{r}"),
+        Err(_) => format!("{t}"),
+    }
+}

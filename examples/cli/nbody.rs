@@ -375,7 +375,7 @@ pub fn run(
     writeln!(
         out,
         "bodies      {n}, steps {to_run} ({start} -> {target}), t = {}",
-        session.time()
+        super::rounded(session.time())
     )
     .map_err(w)?;
     writeln!(out, "wall time   {seconds:.3} s, {pips:.3e} interactions/s").map_err(w)?;
