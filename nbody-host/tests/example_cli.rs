@@ -987,3 +987,39 @@ fn the_report_prints_the_time_rounded() {
     let line = out.lines().find(|l| l.starts_with("bodies ")).unwrap();
     assert!(line.ends_with("t = 0.1"), "{line}");
 }
+
+/// Issue 22, defect 3: a body so far out (1e20) that squared distances
+/// overflow `f32` made every acceleration NaN, reported as "a close
+/// encounter" of body 0. The error names that body and why (status 5).
+#[test]
+fn a_body_too_far_out_for_f32_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let far = Bodies::from_arrays(
+        &[[0.0; 3], [1.0, 0.0, 0.0], [1e20, 0.0, 0.0], [0.0, 1.0, 0.0]],
+        &[[0.0; 3]; 4],
+        &[1.0; 4],
+    )
+    .unwrap();
+    let init = init_file(dir.path(), "far.npy", &far);
+    for kernel in ["tiled", "triangle"] {
+        let args = [
+            "--init",
+            &init,
+            "--steps",
+            "2",
+            "--backend",
+            "cpu",
+            "--kernel",
+            kernel,
+        ];
+        let o = run_with(&args, nbody_tiled::Progress::Off);
+        let f = o.result.expect_err("should fail");
+        assert_eq!(f.code, nbody_tiled::exit::DIVERGED, "{}", f.line);
+        assert!(
+            f.line.contains("body 2") && f.line.contains("1e20"),
+            "{}",
+            f.line
+        );
+        assert!(!f.line.contains("close encounter"), "{}", f.line);
+    }
+}

@@ -481,3 +481,82 @@ fn the_timing_table_partitions_the_loop_time() {
         }
     }
 }
+
+/// An fcc lattice of `cells`^3 unit cells with atom 1 moved to 0.5 sigma
+/// from atom 0, as an --init file in `dir`; returns its path and the box.
+fn overlapping_lattice(dir: &std::path::Path, cells: usize) -> (String, String) {
+    let (mut atoms, boundary) = nbody_host::ic::fcc_lattice(cells, 0.8442, 1.44, 5).unwrap();
+    atoms.positions[1] = atoms.positions[0] + nbody_host::glam::Vec3::new(0.5, 0.0, 0.0);
+    let path = dir.join(format!("close{cells}.npy"));
+    snapshot::save_npy(&path, &atoms).unwrap();
+    let l = boundary.lengths().unwrap()[0].to_string();
+    (path.to_str().unwrap().to_owned(), l)
+}
+
+/// Issue 22, defect 3: two atoms 0.5 sigma apart blow the run up
+/// (temperatures of 1e21 and more) and it ended with status 0 and a normal
+/// result line. The run stops with status 5 naming the step and a body:
+/// in a small box at once (a body moved more than half the box in one
+/// step), in a larger one at the first thermo output (the energy jumped far
+/// beyond any integration error).
+#[test]
+fn an_exploding_melt_is_a_divergence_naming_the_step_and_a_body() {
+    let dir = tempfile::tempdir().unwrap();
+    for (cells, thermo) in [(4, "10"), (8, "10")] {
+        let (init, l) = overlapping_lattice(dir.path(), cells);
+        let o = run(&[
+            "--init", &init, "--box", &l, "--steps", "40", "--thermo", thermo,
+        ]);
+        let f = o
+            .result
+            .expect_err(&format!("cells {cells}: should fail: {}", o.out));
+        assert_eq!(f.code, lj_melt::exit::DIVERGED, "{}", f.line);
+        assert!(
+            f.line.contains("step ") && f.line.contains("body "),
+            "{}",
+            f.line
+        );
+        assert!(!o.out.contains("result "), "no result line: {}", o.out);
+    }
+    // The same lattice without the overlap runs.
+    let (atoms, boundary) = nbody_host::ic::fcc_lattice(4, 0.8442, 1.44, 5).unwrap();
+    let path = dir.path().join("fine.npy");
+    snapshot::save_npy(&path, &atoms).unwrap();
+    let l = boundary.lengths().unwrap()[0].to_string();
+    run_ok(&[
+        "--init",
+        path.to_str().unwrap(),
+        "--box",
+        &l,
+        "--steps",
+        "40",
+        "--thermo",
+        "10",
+    ]);
+}
+
+/// Issue 22, defect 3: a position so far outside the box that `f32` cannot
+/// place it within the box (1e7 in a box of 6.7: its spacing there is 1) is
+/// refused before the run, naming the body (status 3); it was wrapped
+/// silently.
+#[test]
+fn a_position_beyond_f32_s_resolution_of_the_box_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut atoms, boundary) = nbody_host::ic::fcc_lattice(4, 0.8442, 1.44, 5).unwrap();
+    atoms.positions[7].y = 1e7;
+    let path = dir.path().join("far.npy");
+    snapshot::save_npy(&path, &atoms).unwrap();
+    let l = boundary.lengths().unwrap()[0].to_string();
+    let line = run_err(
+        &[
+            "--init",
+            path.to_str().unwrap(),
+            "--box",
+            &l,
+            "--steps",
+            "2",
+        ],
+        lj_melt::exit::INPUT,
+    );
+    assert!(line.contains("body 7"), "{line}");
+}
