@@ -296,6 +296,37 @@ fn plot(path: &Path, dt: f64, ours: &[Thermo], lammps: &[[f64; 6]]) -> Result<()
     Ok(())
 }
 
+/// An error if the total energy per atom moved from `first`'s by more
+/// than the larger of its kinetic and potential parts at the start (and
+/// 1 epsilon): velocity Verlet keeps it to a tiny fraction of that at any
+/// step size that integrates at all, so the run blew up (atoms that overlap
+/// in the initial state, or too large a time step). Names the step and the
+/// fastest body.
+fn explosion(sim: &Simulation, first: &Thermo, now: &Thermo) -> Result<()> {
+    let limit = first.kinetic.abs().max(first.potential.abs()).max(1.0);
+    let jump = (now.total - first.total).abs();
+    if jump <= limit {
+        return Ok(());
+    }
+    let v = sim.velocities()?;
+    let (body, speed) = v
+        .iter()
+        .map(|v| v.length())
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap_or((0, f32::NAN));
+    Err(cli::exploded(format!(
+        "the run exploded by step {}: the total energy per atom went from {} to {} (an \
+         integrator that follows the motion keeps it within far less than {}); body {body} is \
+         the fastest (speed {speed:.3e}): atoms that overlap (or nearly) in the initial state, \
+         or too large a time step",
+        now.step,
+        g10(first.total),
+        g10(now.total),
+        g10(limit)
+    )))
+}
+
 /// LAMMPS's "MPI task timing breakdown" of the loop, `seconds` long:
 /// the engine's pair, neighbour and integrator time within the loop (its
 /// counters at the end less those at the start, which include the set-up's
@@ -402,6 +433,7 @@ fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) 
             };
             let t = Instant::now();
             let thermo = sim.thermo()?;
+            explosion(sim, &first, &thermo)?;
             writeln!(out, "{}", thermo_row(&thermo)).map_err(w)?;
             output += t.elapsed().as_secs_f64();
             rows.push(thermo);

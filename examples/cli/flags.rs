@@ -43,6 +43,24 @@ pub fn invalid(message: String) -> anyhow::Error {
     Invalid(message).into()
 }
 
+/// A run that blew up, found by the example itself (exit status 5): an
+/// energy jump far beyond any integration error.
+#[derive(Debug)]
+pub struct Exploded(pub String);
+
+impl std::fmt::Display for Exploded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Exploded {}
+
+/// An [`Exploded`] error.
+pub fn exploded(message: String) -> anyhow::Error {
+    Exploded(message).into()
+}
+
 /// The kind of run a checkpoint's force law is, and the example that
 /// continues it: for the error of an example given another kind's.
 pub fn checkpoint_kind(force: &nbody_host::ForceLaw) -> (&'static str, &'static str) {

@@ -37,7 +37,9 @@ use std::io::Write;
 
 use clap::Parser;
 
-pub use flags::{AutoPicks, BackendArg, RunFlags, checkpoint_kind, invalid, parse_isa, usage};
+pub use flags::{
+    AutoPicks, BackendArg, RunFlags, checkpoint_kind, exploded, invalid, parse_isa, usage,
+};
 pub use progress::{PROGRESS_LINE_EVERY, Progress};
 pub(crate) use session::forward_to_sim;
 pub use session::{Local, Session, drive, open_archive};
@@ -164,15 +166,19 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
         if cause.is::<flags::Invalid>() {
             return exit::INPUT;
         }
+        if cause.is::<flags::Exploded>() {
+            return exit::DIVERGED;
+        }
         if cause.is::<std::io::Error>() {
             return exit::IO;
         }
         if let Some(error) = cause.downcast_ref::<E>() {
             return match error {
                 E::Io { .. } => exit::IO,
-                E::Diverged { .. } | E::NonFiniteEnergy { .. } | E::NonFiniteSnapshot { .. } => {
-                    exit::DIVERGED
-                }
+                E::Diverged { .. }
+                | E::Exploded { .. }
+                | E::NonFiniteEnergy { .. }
+                | E::NonFiniteSnapshot { .. } => exit::DIVERGED,
                 E::NoBodies
                 | E::TooManyBodies { .. }
                 | E::LengthMismatch { .. }

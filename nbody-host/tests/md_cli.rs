@@ -496,13 +496,17 @@ fn overlapping_lattice(dir: &std::path::Path, cells: usize) -> (String, String) 
 /// Issue 22, defect 3: two atoms 0.5 sigma apart blow the run up
 /// (temperatures of 1e21 and more) and it ended with status 0 and a normal
 /// result line. The run stops with status 5 naming the step and a body:
-/// in a small box at once (a body moved more than half the box in one
-/// step), in a larger one at the first thermo output (the energy jumped far
-/// beyond any integration error).
+/// in small boxes within a few steps (a body moved more than half the box
+/// in one step), in a large one at the first thermo output (the energy
+/// jumped far beyond any integration error).
 #[test]
 fn an_exploding_melt_is_a_divergence_naming_the_step_and_a_body() {
     let dir = tempfile::tempdir().unwrap();
-    for (cells, thermo) in [(4, "10"), (8, "10")] {
+    for (cells, thermo, how) in [
+        (4, "10", "half the box"),
+        (8, "10", "half the box"),
+        (20, "5", "energy"),
+    ] {
         let (init, l) = overlapping_lattice(dir.path(), cells);
         let o = run(&[
             "--init", &init, "--box", &l, "--steps", "40", "--thermo", thermo,
@@ -516,6 +520,7 @@ fn an_exploding_melt_is_a_divergence_naming_the_step_and_a_body() {
             "{}",
             f.line
         );
+        assert!(f.line.contains(how), "cells {cells}: {}", f.line);
         assert!(!o.out.contains("result "), "no result line: {}", o.out);
     }
     // The same lattice without the overlap runs.

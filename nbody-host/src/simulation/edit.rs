@@ -98,15 +98,15 @@ impl Simulation {
             self.time,
             self.md_state()?,
         )?;
-        copy.diverged = self.diverged;
+        copy.diverged = self.diverged.clone();
         Ok(copy)
     }
 
     /// The bodies, or [`Error::Diverged`] for a run that diverged (whose
     /// state cannot start an engine).
     fn live_bodies(&self) -> Result<&Bodies> {
-        if let Some((step, body)) = self.diverged {
-            return Err(Error::Diverged { step, body });
+        if let Some(stopped) = &self.diverged {
+            return Err(stopped.error());
         }
         self.bodies()
     }

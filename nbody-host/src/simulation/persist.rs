@@ -90,10 +90,10 @@ impl Simulation {
     }
 
     fn refuse_if_diverged(&self, path: &Path) -> Result<()> {
-        match self.diverged {
-            Some((_, body)) => Err(Error::NonFiniteSnapshot {
+        match &self.diverged {
+            Some(stopped) => Err(Error::NonFiniteSnapshot {
                 path: path.to_path_buf(),
-                body,
+                body: stopped.body(),
             }),
             None => Ok(()),
         }
