@@ -565,3 +565,59 @@ fn a_position_beyond_f32_s_resolution_of_the_box_is_refused() {
     );
     assert!(line.contains("body 7"), "{line}");
 }
+
+/// Issue 22, defect 2: under a 3 GB address-space limit (`ulimit -v
+/// 3000000`), `--cells 120` to `150` (6.9 to 13.5 million atoms) passed the
+/// memory check, which counted 112 bytes an atom whatever the force law,
+/// and aborted allocating the neighbour lists (status 134). The check now
+/// counts the lists: an error naming the bytes needed and available
+/// (status 3), before anything large is allocated; a melt that fits runs.
+/// The test re-runs itself in a child process with the limit set (Linux:
+/// `sh` and `ulimit`).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_melt_too_large_for_the_memory_is_refused_naming_the_bytes() {
+    if std::env::var_os("NBODY_TEST_CHILD").is_some() {
+        for cells in ["120", "135", "150", "12"] {
+            let o = run(&["--cells", cells, "--steps", "1", "--thermo", "0"]);
+            let result = o.result.map_err(|f| (f.code, f.line));
+            println!("CHILD RESULT {cells} {result:?}");
+        }
+        return;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let name = "a_melt_too_large_for_the_memory_is_refused_naming_the_bytes";
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 3000000 && exec \"$0\" \"$@\"")
+        .arg(&exe)
+        .args(["--exact", name, "--nocapture", "--test-threads", "1"])
+        .env("NBODY_TEST_CHILD", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the child failed ({:?}): {stdout} {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("CHILD RESULT"))
+        .collect();
+    assert_eq!(results.len(), 4, "{stdout}");
+    for line in &results[..3] {
+        assert!(
+            line.contains("Err((3,")
+                && line.contains("bytes of host memory")
+                && line.contains("available"),
+            "{line}"
+        );
+    }
+    assert!(
+        results[3].contains("CHILD RESULT 12 Ok(())"),
+        "{}",
+        results[3]
+    );
+}
