@@ -107,8 +107,11 @@ impl Simulation {
         }
         memory::check(
             bodies.len(),
-            memory::ENGINE_BYTES_PER_BODY,
-            "the simulation's engine",
+            memory::engine_bytes_per_body(&bodies, &params, backend),
+            match params.force().cutoff() {
+                None => "the simulation's engine",
+                Some(_) => "the simulation's engine and its neighbour lists",
+            },
         )?;
         let (engine, backend) = backend::create(backend, &bodies, &params, md.as_ref())?;
         Ok(Simulation {

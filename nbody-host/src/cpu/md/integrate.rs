@@ -172,7 +172,7 @@ impl MdEngine {
                 // A kick followed by a drift is one pass over the bodies.
                 let (kick, drift, taken) = match (stages[at], stages.get(at + 1)) {
                     (Stage::Accelerations, _) => {
-                        self.maybe_rebuild();
+                        self.maybe_rebuild()?;
                         self.forces();
                         at += 1;
                         continue;
