@@ -150,7 +150,15 @@ fn fma_chains_scalar(iters: u64) {
 }
 
 fn main() -> Result<()> {
-    let cli = Cli::parse();
+    cli(std::env::args_os(), &mut std::io::stdout().lock())
+}
+
+/// Parses `args` (program name first) and runs, writing to `out`.
+pub fn cli(
+    args: impl IntoIterator<Item = impl Into<std::ffi::OsString> + Clone>,
+    out: &mut dyn std::io::Write,
+) -> Result<()> {
+    let cli = Cli::try_parse_from(args)?;
     let isas = match &cli.isa {
         None => Isa::available(),
         Some(name) => match Isa::from_name(name) {
@@ -173,26 +181,28 @@ fn main() -> Result<()> {
         isas.iter()
             .map(|&isa| {
                 let fma = fma_peak(isa);
-                println!(
+                writeln!(
+                    out,
                     "peak {isa}: {fma:.3e} FMA instructions/s ({} lanes each) on {} threads",
                     isa.lanes(),
                     rayon_threads()
-                );
-                (isa, fma)
+                )?;
+                Ok((isa, fma))
             })
-            .collect()
+            .collect::<Result<_>>()?
     } else {
         Vec::new()
     };
     let defaults = CpuTuning::default();
     let bodies = ic::uniform_cube(cli.n, cli.seed);
-    println!(
+    writeln!(
+        out,
         "N = {}, {} steps, {} rayon threads, detected {}",
         cli.n,
         cli.steps,
         rayon_threads(),
         Isa::detect()
-    );
+    )?;
     let mut rows = Vec::new();
     for &isa in &isas {
         for &kernel in &kernels {
@@ -226,22 +236,23 @@ fn main() -> Result<()> {
                 .map(|&(_, fma)| pips * fma_pipe_ops(kernel.name()) / (fma * isa.lanes() as f64));
             let peak_text =
                 of_peak.map_or(String::new(), |f| format!(" of_peak={:.0}%", 100.0 * f));
-            println!(
+            writeln!(
+                out,
                 "isa={} kernel={} n={} steps={} seconds={seconds:.4} pips={pips:.3e}{peak_text}",
                 isa,
                 kernel.name(),
                 cli.n,
                 cli.steps
-            );
+            )?;
             rows.push((isa, kernel.name(), pips, of_peak));
         }
     }
-    println!();
-    println!("| isa | kernel | PIPS | of FMA peak |");
-    println!("| --- | --- | --- | --- |");
+    writeln!(out)?;
+    writeln!(out, "| isa | kernel | PIPS | of FMA peak |")?;
+    writeln!(out, "| --- | --- | --- | --- |")?;
     for (isa, kernel, pips, of_peak) in rows {
         let f = of_peak.map_or("-".to_string(), |f| format!("{:.0}%", 100.0 * f));
-        println!("| {isa} | {kernel} | {pips:.3e} | {f} |");
+        writeln!(out, "| {isa} | {kernel} | {pips:.3e} | {f} |")?;
     }
     Ok(())
 }
