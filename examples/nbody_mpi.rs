@@ -46,13 +46,22 @@ mod cli;
 use cli::nbody::{self, AFTER_HELP, RunArgs};
 use cli::{Failure, PROGRESS_LINE_EVERY, Progress, Session, exit};
 
+/// Why `--render` is refused over MPI ranks (its `--help`, and the error).
+const RENDER_REFUSED: &str = "Refused by nbody_mpi: a frame needs every body's position in one \
+process every --render-every steps, a gather of the whole state to rank 0 that the ring \
+otherwise never does (and that would sit in the timing); write an --archive instead and \
+render its records afterwards (snapshot::Archive::get(i)?.builder().build()? and \
+render::Recorder::capture), or run nbody_tiled --render on one process";
+
 /// Direct-summation N-body gravity over MPI ranks: a systolic ring of blocks.
 #[derive(Parser, Debug)]
 #[command(
     name = "nbody_mpi",
     version,
     allow_negative_numbers = true,
-    after_help = AFTER_HELP
+    after_help = AFTER_HELP,
+    mut_arg("render", |a| a.help(RENDER_REFUSED)),
+    mut_arg("render_every", |a| a.help("Not used: --render is refused (see --render)")),
 )]
 struct Cli {
     #[command(flatten)]
@@ -213,10 +222,7 @@ fn cli(
     };
     let mut run = || -> anyhow::Result<()> {
         if cli.run.render.is_some() {
-            return Err(cli::usage(
-                "--render is not supported by nbody_mpi: write an --archive and render from it"
-                    .into(),
-            ));
+            return Err(cli::usage(format!("--render: {RENDER_REFUSED}")));
         }
         let root = world.rank() == 0;
         // Rank 0 checks the outputs and reads or makes the bodies; the
