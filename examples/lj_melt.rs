@@ -211,6 +211,46 @@ fn build(cli: &Cli) -> Result<Simulation> {
         .build()?)
 }
 
+/// The pair enumeration in words (what the `neighbours` line prints), with
+/// LAMMPS's equivalent settings.
+fn neighbours_in_words(n: &Neighbours, cutoff: Option<f32>) -> String {
+    let cells = match n {
+        Neighbours::Cells(cells) => cells,
+        Neighbours::AllPairs => return "all pairs (no lists; O(N^2) a step)".into(),
+        _ => return "chosen by the library (Neighbours::Auto)".into(),
+    };
+    let lists = match cells.lists {
+        Lists::Half => "half Verlet lists (each pair once, Newton's third law)",
+        Lists::Full => "full Verlet lists (each pair from both atoms)",
+        _ => "full Verlet lists (--lists auto: the faster here)",
+    };
+    let rebuild = match cells.rebuild {
+        Rebuild::Every(k) => format!(
+            "rebuilt every {k} steps whether needed or not (LAMMPS: neigh_modify every {k} check no)"
+        ),
+        _ => {
+            "rebuilt whenever an atom has moved half the skin (LAMMPS: neigh_modify every 1 check \
+              yes)"
+                .into()
+        }
+    };
+    let reach = cutoff.map_or(String::new(), |rc| {
+        format!(
+            ", pairs within r_c + skin = {}",
+            g10(rc as f64 + cells.skin)
+        )
+    });
+    let bins = if cells.bin_size > 0.0 {
+        format!(", cells at least {} wide", g10(cells.bin_size))
+    } else {
+        String::new()
+    };
+    format!(
+        "cell lists, skin {}{reach}{bins}; {lists}; {rebuild}",
+        g10(cells.skin)
+    )
+}
+
 /// `x` as C's `%.10g`: ten significant digits, trailing zeros dropped.
 fn g10(x: f64) -> String {
     if x == 0.0 || !x.is_finite() {
@@ -362,16 +402,26 @@ fn timing(
             100.0 * t / total.max(1e-300)
         )?;
     }
-    writeln!(
-        out,
-        "Neighbor list builds = {}, dangerous builds = {}, list entries per atom = {:.2} ({:.2} \
-         lanes with the padding), cells {:?}",
+    let (builds, dangerous) = (
         after.builds - before.builds,
         after.dangerous_builds - before.dangerous_builds,
-        after.neighbours_per_atom,
-        after.lanes_per_atom,
-        after.cells
-    )
+    );
+    writeln!(
+        out,
+        "Neighbor list builds = {builds}, dangerous builds = {dangerous}, list entries per atom = \
+         {:.2} ({:.2} lanes with the padding), cells {:?}",
+        after.neighbours_per_atom, after.lanes_per_atom, after.cells
+    )?;
+    if dangerous > 0 {
+        writeln!(
+            out,
+            "note        {dangerous} of {builds} builds were dangerous: an atom had moved more \
+             than half the skin since the build before, so a pair may have come within the cutoff \
+             unlisted and its force been missed (LAMMPS's in.lj accepts this); --rebuild-every 0 \
+             rebuilds whenever an atom has moved half the skin and never misses a pair"
+        )?;
+    }
+    Ok(())
 }
 
 fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) -> Result<()> {
@@ -406,7 +456,12 @@ fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) 
         p.dt_f64()
     )
     .map_err(w)?;
-    writeln!(out, "neighbours  {:?}", p.neighbours()).map_err(w)?;
+    writeln!(
+        out,
+        "neighbours  {}",
+        neighbours_in_words(&p.neighbours(), p.force().cutoff())
+    )
+    .map_err(w)?;
     let first = sim.thermo()?;
     let mut rows = vec![first];
     writeln!(

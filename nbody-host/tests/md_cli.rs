@@ -621,3 +621,46 @@ fn a_melt_too_large_for_the_memory_is_refused_naming_the_bytes() {
         results[3]
     );
 }
+
+/// Issue 22, usability: the neighbour settings are words (they were a Rust
+/// debug dump, `Cells(CellList { .. bin_size: 0.0 })`), and dangerous builds
+/// are explained with what to do.
+#[test]
+fn neighbour_settings_and_dangerous_builds_are_explained() {
+    let out = run_ok(&["--cells", "5", "--steps", "40", "--thermo", "0"]);
+    let line = out.lines().find(|l| l.starts_with("neighbours ")).unwrap();
+    assert!(!line.contains("CellList") && !line.contains('{'), "{line}");
+    for words in [
+        "cell lists, skin 0.3",
+        "r_c + skin = 2.8",
+        "full Verlet lists",
+        "every 20 steps",
+    ] {
+        assert!(line.contains(words), "{words}: {line}");
+    }
+    // At T = 1.44 atoms move more than half the skin in 20 steps.
+    let builds = out
+        .lines()
+        .find(|l| l.starts_with("Neighbor list builds"))
+        .unwrap();
+    assert!(!builds.contains("dangerous builds = 0"), "{builds}");
+    assert!(out.contains("--rebuild-every 0"), "{out}");
+    let out = run_ok(&[
+        "--cells",
+        "5",
+        "--steps",
+        "40",
+        "--thermo",
+        "0",
+        "--rebuild-every",
+        "0",
+    ]);
+    assert!(
+        out.contains("dangerous builds = 0") && !out.contains("note "),
+        "{out}"
+    );
+    assert!(
+        out.contains("whenever an atom has moved half the skin"),
+        "{out}"
+    );
+}
