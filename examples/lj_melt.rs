@@ -157,10 +157,12 @@ pub fn cli(
     err: &mut (dyn Write + Send),
     progress: Progress,
 ) -> Result<(), Failure> {
-    match cli::parse::<Cli>(args, out)? {
-        Some(cli) => run(&cli, out, err, progress).map_err(|e| cli::failure(&e)),
-        None => Ok(()),
-    }
+    let Some(cli) = cli::parse::<Cli>(args, out)? else {
+        return Ok(());
+    };
+    let progress = progress.unless(cli.run.quiet);
+    cli::with_reporter(progress, err, |reporter| run(&cli, out, reporter))
+        .map_err(|e| cli::failure(&e))
 }
 
 /// Builds the simulation the command line asks for.
@@ -424,7 +426,7 @@ fn timing(
     Ok(())
 }
 
-fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) -> Result<()> {
+fn run(cli: &Cli, out: &mut dyn Write, reporter: &cli::Reporter) -> Result<()> {
     let flags = &cli.run;
     let [save, checkpoint, archive] = flags.outputs();
     flags.check_outputs(&[save, checkpoint, archive, ("--plot", &cli.plot)])?;
@@ -432,6 +434,7 @@ fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) 
         Some(path) => read_lammps_thermo(path)?,
         None => Vec::new(),
     };
+    reporter.phase("building the lattice and the neighbour lists");
     let sim = build(cli)?;
     let start = sim.steps_done();
     let target = flags.steps.unwrap_or(DEFAULT_STEPS);
@@ -446,9 +449,13 @@ fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) 
     let sim = &session.sim;
     let w = |e: std::io::Error| anyhow::Error::new(e).context("writing the report");
     let p = *sim.params();
-    writeln!(out, "backend     {} ({})", sim.backend(), sim.method()).map_err(w)?;
+    // The report goes to `out` in blocks, with the progress bar out of
+    // the way; what follows the loop only once all of it succeeded.
+    let mut report = Vec::new();
+    let text = &mut report;
+    writeln!(text, "backend     {} ({})", sim.backend(), sim.method()).map_err(w)?;
     writeln!(
-        out,
+        text,
         "system      {} atoms, {}, {}, velocity Verlet dt {}",
         sim.len(),
         p.boundary(),
@@ -457,20 +464,23 @@ fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) 
     )
     .map_err(w)?;
     writeln!(
-        out,
+        text,
         "neighbours  {}",
         neighbours_in_words(&p.neighbours(), p.force().cutoff())
     )
     .map_err(w)?;
+    reporter.phase("the initial thermo output");
     let first = sim.thermo()?;
     let mut rows = vec![first];
     writeln!(
-        out,
+        text,
         "{:>10} {:>14} {:>14} {:>14} {:>14} {:>14}",
         "Step", "Temp", "PotEng", "KinEng", "TotEng", "Press"
     )
     .map_err(w)?;
-    writeln!(out, "{}", thermo_row(&first)).map_err(w)?;
+    writeln!(text, "{}", thermo_row(&first)).map_err(w)?;
+    reporter.suspend(|| out.write_all(&report)).map_err(w)?;
+    report.clear();
     let stops: Vec<u64> = (cli.thermo > 0).then_some(cli.thermo).into_iter().collect();
     let mut output = 0.0;
     let before = session.sim.md_stats();
@@ -479,8 +489,7 @@ fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) 
         &mut session,
         target,
         flags,
-        progress,
-        err,
+        reporter,
         &stops,
         |session, _| {
             let Some(sim) = session.simulation() else {
@@ -489,7 +498,9 @@ fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) 
             let t = Instant::now();
             let thermo = sim.thermo()?;
             explosion(sim, &first, &thermo)?;
-            writeln!(out, "{}", thermo_row(&thermo)).map_err(w)?;
+            reporter
+                .suspend(|| writeln!(out, "{}", thermo_row(&thermo)))
+                .map_err(w)?;
             output += t.elapsed().as_secs_f64();
             rows.push(thermo);
             Ok(())
@@ -499,22 +510,25 @@ fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) 
     let seconds = t.elapsed().as_secs_f64();
     let last = sim.thermo()?;
     let steps = target - start;
+    let text = &mut report;
     writeln!(
-        out,
+        text,
         "Loop time of {seconds:.6} on {} for {steps} steps with {} atoms",
         sim.backend(),
         sim.len()
     )
     .map_err(w)?;
     if let (Some(before), Some(after)) = (before, sim.md_stats()) {
-        timing(out, &before, &after, seconds, output).map_err(w)?;
+        timing(text, &before, &after, seconds, output).map_err(w)?;
     }
     if let Some(path) = &flags.save {
+        reporter.phase("writing the state");
         sim.save_npy(path)?;
     }
     if let Some(path) = &cli.plot {
+        reporter.phase("plotting");
         plot(path, p.dt_f64(), &rows, &lammps)?;
-        writeln!(out, "wrote {}", path.display()).map_err(w)?;
+        writeln!(text, "wrote {}", path.display()).map_err(w)?;
     }
     let rate = if seconds > 0.0 {
         sim.len() as f64 * steps as f64 / seconds
@@ -522,7 +536,7 @@ fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) 
         0.0
     };
     writeln!(
-        out,
+        text,
         "result backend={} atoms={} steps={steps} seconds={seconds:.6} atom_steps_per_s={rate:.6e} pe0={} etotal0={} etotal={} temp={}",
         sim.backend().name(),
         sim.len(),
@@ -532,6 +546,7 @@ fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) 
         g10(last.temperature)
     )
     .map_err(w)?;
+    reporter.suspend(|| out.write_all(&report)).map_err(w)?;
     out.flush().context("writing the report")?;
     Ok(())
 }

@@ -182,7 +182,7 @@ fn main() -> ExitCode {
     // Only rank 0 reports.
     let (mut stdout, mut stderr) = (std::io::stdout().lock(), std::io::stderr());
     let (mut sink_out, mut sink_err) = (std::io::sink(), std::io::sink());
-    let (out, err): (&mut dyn Write, &mut dyn Write) = if root {
+    let (out, err): (&mut dyn Write, &mut (dyn Write + Send)) = if root {
         (&mut stdout, &mut stderr)
     } else {
         (&mut sink_out, &mut sink_err)
@@ -214,19 +214,21 @@ fn cli(
     args: impl IntoIterator<Item = impl Into<OsString> + Clone>,
     world: &SimpleCommunicator,
     out: &mut dyn Write,
-    err: &mut dyn Write,
+    err: &mut (dyn Write + Send),
     progress: Progress,
 ) -> Result<(), Failure> {
     let Some(cli) = cli::parse::<Cli>(args, out)? else {
         return Ok(());
     };
-    let mut run = || -> anyhow::Result<()> {
+    let progress = progress.unless(cli.run.run.quiet);
+    cli::with_reporter(progress, err, |reporter| -> anyhow::Result<()> {
         if cli.run.render.is_some() {
             return Err(cli::usage(format!("--render: {RENDER_REFUSED}")));
         }
         let root = world.rank() == 0;
         // Rank 0 checks the outputs and reads or makes the bodies; the
         // others only need their backend.
+        reporter.phase("preparing the bodies");
         let prepared = agree(
             world,
             if root {
@@ -248,11 +250,12 @@ fn cli(
             RingArg::AllPairs => RingScheme::AllPairs,
             RingArg::ThirdLaw => RingScheme::ThirdLaw,
         };
+        reporter.phase("starting the ranks");
         let mut session = Ranks {
             sim: DistributedSimulation::build(world, builder, scheme)?,
             archive: None,
         };
-        nbody::run(&cli.run, &mut session, &changes, out, err, progress)
-    };
-    run().map_err(|e| cli::failure(&e))
+        nbody::run(&cli.run, &mut session, &changes, out, reporter)
+    })
+    .map_err(|e| cli::failure(&e))
 }

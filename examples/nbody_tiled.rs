@@ -68,11 +68,14 @@ pub fn cli(
     let Some(cli) = cli::parse::<Cli>(args, out)? else {
         return Ok(());
     };
-    let mut run = || -> anyhow::Result<()> {
+    let progress = progress.unless(cli.run.run.quiet);
+    cli::with_reporter(progress, err, |reporter| -> anyhow::Result<()> {
         cli.run.check_outputs()?;
+        reporter.phase("preparing the bodies");
         let (builder, changes) = nbody::prepare(&cli.run)?;
+        reporter.phase("starting the backend");
         let mut session = cli::Local::new(builder.build()?);
-        nbody::run(&cli.run, &mut session, &changes, out, err, progress)
-    };
-    run().map_err(|e| cli::failure(&e))
+        nbody::run(&cli.run, &mut session, &changes, out, reporter)
+    })
+    .map_err(|e| cli::failure(&e))
 }

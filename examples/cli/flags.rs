@@ -108,6 +108,10 @@ pub struct RunFlags {
     /// Continue from a checkpoint (parameters from the checkpoint)
     #[arg(long, value_name = "FILE")]
     pub resume: Option<PathBuf>,
+    /// No progress on stderr (a bar on a terminal, else a line every few
+    /// seconds); notes and errors still go there, the report to stdout
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// `--backend`.

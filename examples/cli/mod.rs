@@ -40,7 +40,7 @@ use clap::Parser;
 pub use flags::{
     AutoPicks, BackendArg, RunFlags, checkpoint_kind, exploded, invalid, parse_isa, usage,
 };
-pub use progress::{PROGRESS_LINE_EVERY, Progress};
+pub use progress::{PROGRESS_LINE_EVERY, Progress, Reporter, with_reporter};
 pub(crate) use session::forward_to_sim;
 pub use session::{Local, Session, drive, open_archive};
 

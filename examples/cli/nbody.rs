@@ -12,7 +12,7 @@ use nbody_host::{
 };
 
 use super::{
-    AutoPicks, Progress, RunFlags, Session, checkpoint_kind, drive, invalid, open_archive, usage,
+    AutoPicks, Reporter, RunFlags, Session, checkpoint_kind, drive, invalid, open_archive, usage,
 };
 
 /// The end of `--help`: units and exit statuses.
@@ -259,18 +259,19 @@ pub fn prepare(cli: &RunArgs) -> Result<(SimulationBuilder, Vec<String>)> {
 }
 
 /// Runs `session` as `cli` asks (steps, checkpoints, archive, frames,
-/// snapshot) and writes the report to `out`, progress to `err`. `changes`
-/// are the checkpoint's parameters the command line changed.
+/// snapshot) and writes the report to `out`, progress and notes to
+/// `reporter`. `changes` are the checkpoint's parameters the command line
+/// changed.
 pub fn run(
     cli: &RunArgs,
     session: &mut dyn Session,
     changes: &[String],
     out: &mut dyn Write,
-    err: &mut dyn Write,
-    progress: Progress,
+    reporter: &Reporter,
 ) -> Result<()> {
     let flags = &cli.run;
     let (_, default_steps) = defaults_for(session.backend().name());
+    let pairs = |n: usize| n as f64 * n as f64 / 2.0;
     let start = session.steps_done();
     let target = match (flags.steps, &flags.resume) {
         (Some(steps), Some(_)) if steps < start => {
@@ -284,18 +285,24 @@ pub fn run(
         (None, None) => default_steps,
     };
     if flags.resume.is_some() && target == start {
-        let _ = writeln!(
-            err,
-            "note: the checkpoint is already at step {start}: nothing to run"
-        );
+        reporter.note(&format!(
+            "the checkpoint is already at step {start}: nothing to run"
+        ));
     }
     let to_run = target - start;
     let n = session.len();
 
+    if flags.archive.is_some() {
+        reporter.phase("opening the archive");
+    }
     open_archive(session, flags)?;
     let e0 = if cli.no_energy {
         None
     } else {
+        reporter.phase(&format!(
+            "the initial energy (N^2 / 2 = {:.2e} pairs)",
+            pairs(n)
+        ));
         Some(session.energy()?)
     };
     let mut recorder = match &cli.render {
@@ -316,31 +323,30 @@ pub fn run(
         Some(_) => vec![cli.render_every],
         None => Vec::new(),
     };
-    let stepping = drive(
-        session,
-        target,
-        flags,
-        progress,
-        err,
-        &stops,
-        |session, end| {
-            if let (Some(recorder), Some(sim)) = (&mut recorder, session.simulation())
-                && (end % cli.render_every == 0 || end == target)
-            {
-                recorder.capture(sim)?;
-            }
-            Ok(())
-        },
-    )?;
+    let stepping = drive(session, target, flags, reporter, &stops, |session, end| {
+        if let (Some(recorder), Some(sim)) = (&mut recorder, session.simulation())
+            && (end % cli.render_every == 0 || end == target)
+        {
+            recorder.capture(sim)?;
+        }
+        Ok(())
+    })?;
     if let (Some(recorder), Some(path)) = (recorder, &cli.render) {
         let frames = recorder.finish()?;
         writeln!(out, "wrote {} ({frames} frames)", path.display())?;
     }
     let energies = match e0 {
-        Some(e0) => Some((e0, session.energy()?)),
+        Some(e0) => {
+            reporter.phase(&format!(
+                "the final energy (N^2 / 2 = {:.2e} pairs)",
+                pairs(n)
+            ));
+            Some((e0, session.energy()?))
+        }
         None => None,
     };
     if let Some(path) = &flags.save {
+        reporter.phase("writing the state");
         session.save_npy(path)?;
     }
     let (more_lines, more_fields) = session.summary()?;
@@ -354,6 +360,67 @@ pub fn run(
     };
     let p = session.params();
     let (backend, method, integrator) = (session.backend(), session.method(), p.integrator());
+    let time = session.time();
+    reporter.suspend(|| {
+        report(
+            out,
+            Report {
+                backend,
+                method,
+                integrator,
+                params: p,
+                changes,
+                n,
+                start,
+                target,
+                time,
+                seconds,
+                pips,
+                more_lines,
+                more_fields,
+                energies,
+            },
+        )
+    })
+}
+
+/// What the report says.
+struct Report<'a> {
+    backend: nbody_host::BackendKind,
+    method: &'static str,
+    integrator: Integrator,
+    params: Params,
+    changes: &'a [String],
+    n: usize,
+    start: u64,
+    target: u64,
+    time: f64,
+    seconds: f64,
+    pips: f64,
+    more_lines: Vec<String>,
+    more_fields: String,
+    energies: Option<(nbody_host::Energy, nbody_host::Energy)>,
+}
+
+/// Writes the report and its `result` line to `out`.
+fn report(out: &mut dyn Write, r: Report<'_>) -> Result<()> {
+    let Report {
+        backend,
+        method,
+        integrator,
+        params: p,
+        changes,
+        n,
+        start,
+        target,
+        time,
+        seconds,
+        pips,
+        more_lines,
+        more_fields,
+        energies,
+    } = r;
+    let to_run = target - start;
     let w = |e: std::io::Error| anyhow::Error::new(e).context("writing the report");
     writeln!(out, "backend     {backend}").map_err(w)?;
     writeln!(
@@ -375,7 +442,7 @@ pub fn run(
     writeln!(
         out,
         "bodies      {n}, steps {to_run} ({start} -> {target}), t = {}",
-        super::rounded(session.time())
+        super::rounded(time)
     )
     .map_err(w)?;
     writeln!(out, "wall time   {seconds:.3} s, {pips:.3e} interactions/s").map_err(w)?;

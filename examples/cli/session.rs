@@ -3,7 +3,6 @@
 //! ([`drive`]): steps in chunks, checkpoints and archive records every
 //! `--every` steps, stops where the example wants the state, progress.
 
-use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -12,7 +11,7 @@ use nbody_host::snapshot::ArchiveWriter;
 use nbody_host::{BackendKind, Energy, Params, Simulation};
 
 use super::RunFlags;
-use super::progress::{Progress, Reporter};
+use super::progress::Reporter;
 
 /// What the run loop drives: one [`Simulation`], or one rank's part of a
 /// distributed run (whose methods are then collective: every rank calls
@@ -150,25 +149,20 @@ pub fn open_archive(session: &mut dyn Session, flags: &RunFlags) -> Result<()> {
 /// Steps `session` to step `target` in chunks of about 1% of the run, cut
 /// at every multiple of `--every` (where it writes the checkpoint and an
 /// archive record) and of each of `stops` (where, and at the end, it calls
-/// `at_stop` with the step reached), showing `progress` on `err`; then the
-/// final checkpoint and archive record. Returns the time spent in
+/// `at_stop` with the step reached), showing the progress on `reporter`;
+/// then the final checkpoint and archive record. Returns the time spent in
 /// [`Session::step`] alone.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "one call per example, each argument its own concern"
-)]
 pub fn drive(
     session: &mut dyn Session,
     target: u64,
     flags: &RunFlags,
-    progress: Progress,
-    err: &mut dyn Write,
+    reporter: &Reporter,
     stops: &[u64],
     mut at_stop: impl FnMut(&mut dyn Session, u64) -> Result<()>,
 ) -> Result<Duration> {
     let start = session.steps_done();
     let to_run = target.saturating_sub(start);
-    let mut reporter = Reporter::new(progress, start, target);
+    reporter.steps(start, target);
     // Chunks of about 1% of the run, so the bar moves; cut at checkpoints
     // and stops.
     let chunk = (to_run / 100).max(1);
@@ -187,7 +181,7 @@ pub fn drive(
             reporter.abandon();
             return Err(e.into());
         }
-        reporter.reached(err, end);
+        reporter.reached(end);
         if let Some(k) = flags.every
             && end.is_multiple_of(k)
         {
@@ -203,14 +197,15 @@ pub fn drive(
             at_stop(session, end)?;
         }
     }
-    reporter.finish();
     let done = session.steps_done();
     if let Some(path) = &flags.checkpoint
         && last_checkpoint != Some(done)
     {
+        reporter.phase("writing the checkpoint");
         session.save_checkpoint(path)?;
     }
     if flags.archive.is_some() && session.archive_last_step() != Some(done) {
+        reporter.phase("appending to the archive");
         session.append_archive()?;
     }
     Ok(stepping)

@@ -1023,3 +1023,51 @@ fn a_body_too_far_out_for_f32_is_named() {
         assert!(!f.line.contains("close encounter"), "{}", f.line);
     }
 }
+
+/// Issue 22, usability: progress on long work. Without a terminal, plain
+/// lines at most every interval, also while one phase (the initial
+/// conditions, an energy sum, a step) lasts, with the rate; nothing with
+/// `--quiet`; the report on stdout is the same either way.
+#[test]
+fn progress_shows_long_phases_and_quiet_silences_it() {
+    let args = [
+        "--n",
+        "1024",
+        "--steps",
+        "3",
+        "--backend",
+        "emulator",
+        "--dt",
+        "0.001",
+    ];
+    let every = std::time::Duration::from_millis(10);
+    let o = run_with(&args, nbody_tiled::Progress::Lines(every));
+    assert!(o.result.is_ok(), "{:?}", o.result.err());
+    let lines: Vec<&str> = o.err.lines().collect();
+    assert!(
+        lines.iter().all(|l| l.starts_with("progress: ")),
+        "{}",
+        o.err
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("energy")),
+        "a line while an energy sum runs: {}",
+        o.err
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("steps/s")),
+        "the stepping rate: {}",
+        o.err
+    );
+    let quiet = [&args[..], &["--quiet"]].concat();
+    let q = run_with(&quiet, nbody_tiled::Progress::Lines(every));
+    assert!(q.result.is_ok() && q.err.is_empty(), "{}", q.err);
+    let report = |out: &str| -> Vec<String> {
+        out.lines()
+            .filter(|l| !l.starts_with("wall time") && !l.starts_with("result "))
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(report(&o.out), report(&q.out));
+    assert_eq!(result_fields(&q.out).len(), 8);
+}

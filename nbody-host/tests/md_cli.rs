@@ -664,3 +664,28 @@ fn neighbour_settings_and_dangerous_builds_are_explained() {
         "{out}"
     );
 }
+
+/// Issue 22, usability: `lj_melt` shows progress lines without a terminal
+/// (the step, the rate), none with `--quiet`.
+#[test]
+fn progress_lines_and_quiet() {
+    let args = ["lj_melt", "--cells", "4", "--steps", "4", "--thermo", "0"];
+    let lines = lj_melt::Progress::Lines(std::time::Duration::ZERO);
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    lj_melt::cli(args, &mut out, &mut err, lines).unwrap();
+    let err = String::from_utf8(err).unwrap();
+    assert!(
+        err.contains("progress: step 4/4 (100%)") && err.contains("steps/s"),
+        "{err}"
+    );
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    lj_melt::cli(
+        [&args[..], &["--quiet"]].concat(),
+        &mut out,
+        &mut err,
+        lines,
+    )
+    .unwrap();
+    assert!(err.is_empty(), "{}", String::from_utf8_lossy(&err));
+    assert!(String::from_utf8(out).unwrap().contains("result "));
+}
