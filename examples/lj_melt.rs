@@ -128,7 +128,9 @@ struct Cli {
     lists: ListsArg,
     #[command(flatten)]
     run: RunFlags,
-    /// Plot kinetic, potential and total energy per atom against time to a PNG
+    /// Plot kinetic, potential and total energy per atom against time to a
+    /// PNG, sampled about 400 times in the run (each sample costs about a
+    /// force evaluation), and below them the relative drift of the total
     #[arg(long, value_name = "FILE.png")]
     plot: Option<PathBuf>,
     /// With --plot: LAMMPS's thermo table for the same run (the output of
@@ -311,29 +313,48 @@ fn read_lammps_thermo(path: &Path) -> Result<Vec<[f64; 6]>> {
 
 /// The energy plot: ours solid, LAMMPS's dashed.
 fn plot(path: &Path, dt: f64, ours: &[Thermo], lammps: &[[f64; 6]]) -> Result<()> {
-    use nbody_host::render::{EnergySeries, line_plot};
+    use nbody_host::render::{EnergySeries, line_plot_panels};
     let series = |label: &str, points: Vec<(f64, f64)>| EnergySeries {
         label: label.to_string(),
         points,
     };
-    let ours_at = |f: fn(&Thermo) -> f64| ours.iter().map(|t| (t.step as f64 * dt, f(t))).collect();
-    let mut all = vec![
-        series("kinetic", ours_at(|t| t.kinetic)),
-        series("potential", ours_at(|t| t.potential)),
-        series("total", ours_at(|t| t.total)),
+    let ours_at = |f: &dyn Fn(&Thermo) -> f64| -> Vec<(f64, f64)> {
+        ours.iter().map(|t| (t.step as f64 * dt, f(t))).collect()
+    };
+    let mut energies = vec![
+        series("kinetic", ours_at(&|t| t.kinetic)),
+        series("potential", ours_at(&|t| t.potential)),
+        series("total", ours_at(&|t| t.total)),
     ];
+    // The drift of the total, relative to its start: invisible at the
+    // energies' scale, where the total looks flat.
+    let e0 = ours.first().map_or(1.0, |t| t.total);
+    let scale = e0.abs().max(f64::MIN_POSITIVE);
+    let mut drift = vec![series("total", ours_at(&|t| (t.total - e0) / scale))];
     if !lammps.is_empty() {
         let at = |k: usize| lammps.iter().map(|r| (r[0] * dt, r[k])).collect();
-        all.push(series("LAMMPS kinetic (dashed)", at(3)));
-        all.push(series("LAMMPS potential (dashed)", at(2)));
-        all.push(series("LAMMPS total (dashed)", at(4)));
+        energies.push(series("LAMMPS kinetic (dashed)", at(3)));
+        energies.push(series("LAMMPS potential (dashed)", at(2)));
+        energies.push(series("LAMMPS total (dashed)", at(4)));
+        let l0 = lammps[0][4];
+        let l_scale = l0.abs().max(f64::MIN_POSITIVE);
+        drift.push(series(
+            "LAMMPS total (dashed)",
+            lammps
+                .iter()
+                .map(|r| (r[0] * dt, (r[4] - l0) / l_scale))
+                .collect(),
+        ));
     }
-    line_plot(
+    line_plot_panels(
         path,
         "Lennard-Jones melt: energy per atom",
-        ("time (tau)", "energy per atom (epsilon)"),
-        &all,
-        (900, 560),
+        "time (tau)",
+        &[
+            ("energy per atom (epsilon)", &energies[..]),
+            ("(E - E0) / |E0|, total", &drift[..]),
+        ],
+        (900, 800),
     )?;
     Ok(())
 }
@@ -481,7 +502,13 @@ fn run(cli: &Cli, out: &mut dyn Write, reporter: &cli::Reporter) -> Result<()> {
     writeln!(text, "{}", thermo_row(&first)).map_err(w)?;
     reporter.suspend(|| out.write_all(&report)).map_err(w)?;
     report.clear();
-    let stops: Vec<u64> = (cli.thermo > 0).then_some(cli.thermo).into_iter().collect();
+    // With --plot, samples for it at about 400 steps of the run besides
+    // the thermo output's (each costs about one force evaluation).
+    let sample = cli.plot.as_ref().map(|_| ((target - start) / 400).max(1));
+    let stops: Vec<u64> = [(cli.thermo > 0).then_some(cli.thermo), sample]
+        .into_iter()
+        .flatten()
+        .collect();
     let mut output = 0.0;
     let before = session.sim.md_stats();
     let t = Instant::now();
@@ -491,16 +518,19 @@ fn run(cli: &Cli, out: &mut dyn Write, reporter: &cli::Reporter) -> Result<()> {
         flags,
         reporter,
         &stops,
-        |session, _| {
+        |session, step| {
             let Some(sim) = session.simulation() else {
                 bail!("the thermo output needs the simulation in this process");
             };
             let t = Instant::now();
             let thermo = sim.thermo()?;
             explosion(sim, &first, &thermo)?;
-            reporter
-                .suspend(|| writeln!(out, "{}", thermo_row(&thermo)))
-                .map_err(w)?;
+            let printed = step == target || (cli.thermo > 0 && step.is_multiple_of(cli.thermo));
+            if printed {
+                reporter
+                    .suspend(|| writeln!(out, "{}", thermo_row(&thermo)))
+                    .map_err(w)?;
+            }
             output += t.elapsed().as_secs_f64();
             rows.push(thermo);
             Ok(())

@@ -312,8 +312,17 @@ pub fn run(
                 .simulation()
                 .ok_or_else(|| usage("--render needs the simulation in one process".into()))?;
             let camera = Camera::fit(sim.positions()?, glam::Vec3::NEG_Z, 1.1)?;
-            let mut recorder =
-                Recorder::new(Renderer::new(camera, 480, 480)?, cli.render_every)?.gif(path)?;
+            let p = *sim.params();
+            let caption = format!(
+                "N = {}, {}, {}, dt {}",
+                sim.len(),
+                p.integrator().name(),
+                p.kernel(),
+                p.dt_f64()
+            );
+            let mut recorder = Recorder::new(Renderer::new(camera, 480, 480)?, cli.render_every)?
+                .gif(path)?
+                .caption(caption);
             recorder.capture(sim)?;
             Some(recorder)
         }

@@ -156,7 +156,13 @@ fn the_plot_shows_lammps_s_thermo_beside_ours() {
     assert!(out.contains("wrote"), "{out}");
     let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
     let info = decoder.read_info().unwrap();
-    assert_eq!((info.info().width, info.info().height), (900, 560));
+    // Two panels: the energies, and the drift of the total below.
+    assert_eq!((info.info().width, info.info().height), (900, 800));
+    // The plot samples the run densely, the table keeps to --thermo.
+    assert_eq!(
+        thermo(&out).iter().map(|r| r[0]).collect::<Vec<_>>(),
+        [0.0, 5.0, 10.0, 15.0, 20.0]
+    );
     std::fs::write(&table, "no numbers here\n").unwrap();
     let line = run_err(
         &[
