@@ -319,6 +319,13 @@ pub enum Error {
         n: usize,
     },
 
+    /// No body has this stable id ([`Simulation::ids`](crate::Simulation::ids)).
+    #[error("no body has id {id} (removed, or never given)")]
+    NoSuchId {
+        /// The id asked for.
+        id: u64,
+    },
+
     /// A distributed run (feature `mpi`) stopped because another rank
     /// failed; that rank's own error says why.
     #[error("rank {rank} of the distributed run failed (its own error says why)")]

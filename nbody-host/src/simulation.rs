@@ -39,7 +39,8 @@ use crate::state::{Bodies, Energy, Momentum, State};
 /// | advance | [`step`](Simulation::step), [`integrate_to`](Simulation::integrate_to) (both check every step for divergence) |
 /// | read | [`positions`](Simulation::positions), [`velocities`](Simulation::velocities), [`masses`](Simulation::masses), [`bodies`](Simulation::bodies) (borrowed), [`state`](Simulation::state) (a copy), [`accelerations`](Simulation::accelerations) |
 /// | diagnose | [`energy`](Simulation::energy), [`momentum`](Simulation::momentum), [`steps_done`](Simulation::steps_done), [`time`](Simulation::time), [`thermo`](Simulation::thermo) and [`md_stats`](Simulation::md_stats) (short-range forces), [`images`](Simulation::images) (periodic box) |
-/// | change | [`add`](Simulation::add), [`extend`](Simulation::extend), [`remove`](Simulation::remove), [`try_clone`](Simulation::try_clone) |
+/// | change | [`add`](Simulation::add), [`extend`](Simulation::extend), [`remove`](Simulation::remove), [`remove_by_id`](Simulation::remove_by_id), [`try_clone`](Simulation::try_clone) |
+/// | identify | [`ids`](Simulation::ids) (stable through removals, files and MPI), [`index_of`](Simulation::index_of) |
 /// | save | [`save_npy`](Simulation::save_npy), [`save_checkpoint`](Simulation::save_checkpoint), [`ArchiveWriter::append`](crate::snapshot::ArchiveWriter::append) |
 /// | inspect | [`backend`](Simulation::backend), [`method`](Simulation::method), [`params`](Simulation::params), [`len`](Simulation::len) |
 ///
@@ -86,6 +87,12 @@ pub struct Simulation {
     energy: OnceLock<Energy>,
     /// The thermo output at `step` (short-range forces), computed on first use.
     thermo: OnceLock<Thermo>,
+    /// Each body's stable id, in body order ([`Simulation::ids`]).
+    ids: Vec<u64>,
+    /// The id the next added body gets: above every id this run has had,
+    /// so a removed body's id is never handed out again (after a resume,
+    /// above every id in the file).
+    next_id: u64,
 }
 
 impl Simulation {
@@ -98,8 +105,10 @@ impl Simulation {
         step: u64,
         time: f64,
         md: Option<MdState>,
+        ids: Option<Vec<u64>>,
     ) -> Result<Simulation> {
         bodies.validate()?;
+        let ids = check_ids(ids, bodies.len())?;
         if let Some(lengths) = params.boundary().lengths_f32() {
             within_reach_of_box(&bodies, lengths)?;
         }
@@ -132,6 +141,8 @@ impl Simulation {
             },
             energy: OnceLock::new(),
             thermo: OnceLock::new(),
+            next_id: ids.iter().max().map_or(0, |&m| m + 1),
+            ids,
         })
     }
 
@@ -274,6 +285,7 @@ impl Simulation {
             bodies: self.bodies()?.clone(),
             time: self.time,
             step: self.step,
+            ids: self.ids.clone(),
         })
     }
 
@@ -450,6 +462,36 @@ impl Simulation {
         self.n
     }
 
+    /// Each body's stable id, in body order (REBOUND's hashes): `0..N` as
+    /// built (or what [`SimulationBuilder::ids`] gave), kept through
+    /// [`remove`](Self::remove) of other bodies (which shifts the indices
+    /// above, not the ids), checkpoints, archives and MPI runs; a body
+    /// [`add`](Self::add)ed gets one above every id the run has had (never a
+    /// removed body's; after a resume, above every id in the file).
+    ///
+    /// ```
+    /// use nbody_host::{Backend, Body, Simulation, ic};
+    ///
+    /// let mut sim = Simulation::builder(ic::plummer(4, 1)).backend(Backend::cpu()).build()?;
+    /// assert_eq!(sim.ids(), [0, 1, 2, 3]);
+    /// sim.remove(1)?;                                   // indices shift, ids stay
+    /// assert_eq!(sim.ids(), [0, 2, 3]);
+    /// sim.add(Body::new(1e-3, [3.0, 0.0, 0.0], [0.0; 3]))?;
+    /// assert_eq!(sim.ids(), [0, 2, 3, 4]);
+    /// let body = sim.remove_by_id(3)?;                  // whatever its index now
+    /// assert_eq!((sim.ids(), sim.index_of(4)), (&[0, 2, 4][..], Some(2)));
+    /// # let _ = body;
+    /// # Ok::<(), nbody_host::Error>(())
+    /// ```
+    pub fn ids(&self) -> &[u64] {
+        &self.ids
+    }
+
+    /// The index of the body with stable id `id`, if there is one.
+    pub fn index_of(&self, id: u64) -> Option<usize> {
+        self.ids.iter().position(|&i| i == id)
+    }
+
     /// Always `false`: a simulation has at least one body.
     pub fn is_empty(&self) -> bool {
         self.n == 0
@@ -472,6 +514,27 @@ impl Simulation {
     pub fn device_seconds(&self) -> Option<f64> {
         self.engine().device_seconds()
     }
+}
+
+/// `ids` (set by [`SimulationBuilder::ids`] or a file) checked against
+/// `n` bodies, distinct; `0..n` without any.
+pub(crate) fn check_ids(ids: Option<Vec<u64>>, n: usize) -> Result<Vec<u64>> {
+    let Some(ids) = ids else {
+        return Ok(crate::state::default_ids(n));
+    };
+    if ids.len() != n {
+        return Err(Error::InvalidCombination(format!(
+            "{} ids for {n} bodies: one id per body",
+            ids.len()
+        )));
+    }
+    let mut seen = std::collections::HashSet::with_capacity(n);
+    if let Some(id) = ids.iter().find(|&&id| !seen.insert(id)) {
+        return Err(Error::InvalidCombination(format!(
+            "id {id} is given to two bodies: ids must be distinct"
+        )));
+    }
+    Ok(ids)
 }
 
 /// `time` advanced by `dt` `steps` times, one addition per step.

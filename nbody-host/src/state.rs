@@ -282,6 +282,22 @@ pub struct State {
     pub time: f64,
     /// Steps taken since the start (across checkpoints).
     pub step: u64,
+    /// Each body's stable id (REBOUND's hashes), in body order: `0..N` for
+    /// a simulation as built, kept by every body through removals of
+    /// others (which renumber the indices, not the ids), checkpoints,
+    /// archives and MPI runs; an added body gets one above all others.
+    /// Empty in a `State` made by hand: `0..N`.
+    pub ids: Vec<u64>,
+}
+
+/// The ids of a simulation built from `n` bodies: `0..n`.
+pub(crate) fn default_ids(n: usize) -> Vec<u64> {
+    (0..n as u64).collect()
+}
+
+/// Whether `ids` are the default `0..N`: files then leave them out.
+pub(crate) fn are_default_ids(ids: &[u64]) -> bool {
+    ids.iter().enumerate().all(|(i, &id)| id == i as u64)
 }
 
 /// Total energy, summed in `f64`.

@@ -32,6 +32,8 @@ pub struct SimulationBuilder {
     pub(crate) backend: Backend,
     pub(crate) start_step: u64,
     pub(crate) start_time: f64,
+    /// The bodies' stable ids, if not `0..N`.
+    pub(crate) ids: Option<Vec<u64>>,
 }
 
 impl SimulationBuilder {
@@ -112,6 +114,13 @@ impl SimulationBuilder {
         self
     }
 
+    /// The bodies' stable ids ([`Simulation::ids`]), one per body and
+    /// distinct (checked by [`build`](Self::build)); `0..N` by default.
+    pub fn ids(mut self, ids: Vec<u64>) -> Self {
+        self.ids = Some(ids);
+        self
+    }
+
     /// Applies an autotuning result: its kernel (and block size) and, for a
     /// profile measured on the CPU, its CPU blocking, which makes the backend
     /// [`Backend::Cpu`] unless another backend than [`Backend::Auto`] was
@@ -160,6 +169,7 @@ impl SimulationBuilder {
             self.start_step,
             self.start_time,
             self.md,
+            self.ids,
         )
     }
 }
@@ -184,6 +194,7 @@ impl Simulation {
             backend: Backend::Auto,
             start_step: 0,
             start_time: 0.0,
+            ids: None,
         }
     }
 }

@@ -34,17 +34,27 @@ impl Simulation {
         let mut bodies = self.live_bodies()?.clone();
         bodies.push(body);
         let md = self.images_for(|images| images.push([0; 3]))?;
-        self.restart(bodies, md)
+        let ids = self.ids_with(1);
+        self.restart(bodies, md, ids)
     }
 
-    /// Adds all of `more` (see [`add`](Self::add)) with one restart.
+    /// Adds all of `more` (see [`add`](Self::add)) with one restart; they
+    /// get the next ids, in order.
     pub fn extend(&mut self, more: &Bodies) -> Result<()> {
         let mut bodies = self.live_bodies()?.clone();
         bodies.positions.extend_from_slice(&more.positions);
         bodies.velocities.extend_from_slice(&more.velocities);
         bodies.masses.extend_from_slice(&more.masses);
         let md = self.images_for(|images| images.resize(images.len() + more.len(), [0; 3]))?;
-        self.restart(bodies, md)
+        let ids = self.ids_with(more.len());
+        self.restart(bodies, md, ids)
+    }
+
+    /// The ids with `more` new ones, each above every id the run has had.
+    fn ids_with(&self, more: usize) -> Vec<u64> {
+        let mut ids = self.ids.clone();
+        ids.extend((0..more as u64).map(|k| self.next_id + k));
+        ids
     }
 
     /// The image counters changed by `edit` (a body added or removed: the
@@ -57,7 +67,8 @@ impl Simulation {
     }
 
     /// Removes body `index` and returns it; the others keep their order
-    /// (so indices above `index` move down by one). Restarts the engine as
+    /// (so indices above `index` move down by one) and their ids
+    /// ([`Simulation::ids`], [`remove_by_id`](Self::remove_by_id)). Restarts the engine as
     /// [`add`](Self::add) does. [`Error::NoSuchBody`] past the end,
     /// [`Error::NoBodies`] for the last body.
     pub fn remove(&mut self, index: usize) -> Result<Body> {
@@ -68,8 +79,19 @@ impl Simulation {
         let md = self.images_for(|images| {
             images.remove(index);
         })?;
-        self.restart(bodies, md)?;
+        let mut ids = self.ids.clone();
+        ids.remove(index);
+        self.restart(bodies, md, ids)?;
         Ok(body)
+    }
+
+    /// Removes the body with stable id `id` ([`Simulation::ids`]) and
+    /// returns it, wherever removals and additions have moved its index;
+    /// [`Error::NoSuchId`] if no body has it. As [`remove`](Self::remove)
+    /// otherwise.
+    pub fn remove_by_id(&mut self, id: u64) -> Result<Body> {
+        let index = self.index_of(id).ok_or(Error::NoSuchId { id })?;
+        self.remove(index)
     }
 
     /// A second, independent simulation in the same state (time, step
@@ -97,8 +119,10 @@ impl Simulation {
             self.step,
             self.time,
             self.md_state()?,
+            Some(self.ids.clone()),
         )?;
         copy.diverged = self.diverged.clone();
+        copy.next_id = self.next_id;
         Ok(copy)
     }
 
@@ -113,8 +137,19 @@ impl Simulation {
 
     /// Replaces the engine by one started from `bodies`, keeping everything
     /// else; on error nothing changes.
-    fn restart(&mut self, bodies: Bodies, md: Option<MdState>) -> Result<()> {
-        *self = Simulation::start(bodies, self.params, self.backend, self.step, self.time, md)?;
+    fn restart(&mut self, bodies: Bodies, md: Option<MdState>, ids: Vec<u64>) -> Result<()> {
+        // Ids handed out stay handed out, whoever holds them now.
+        let next_id = self.next_id.max(ids.iter().max().map_or(0, |&m| m + 1));
+        *self = Simulation::start(
+            bodies,
+            self.params,
+            self.backend,
+            self.step,
+            self.time,
+            md,
+            Some(ids),
+        )?;
+        self.next_id = next_id;
         Ok(())
     }
 }

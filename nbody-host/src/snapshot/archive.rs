@@ -577,7 +577,7 @@ fn encode_record(state: &State, params: &Params, md: Option<&MdState>) -> Vec<u8
     let bodies = &state.bodies;
     let n = bodies.len() as u64;
     let md = md.filter(|md| md.images.is_empty() || md.images.len() == bodies.len());
-    let extra = sections::encode(params, md);
+    let extra = sections::encode(params, md, super::checkpoint::ids_for(state, bodies.len()));
     let len = RECORD_HEAD + n * BODY_BYTES + extra.len() as u64 + 4;
     let gravity = params.gravity();
     let mut b = Vec::with_capacity(len as usize);
@@ -651,8 +651,9 @@ fn decode_record(bytes: &[u8]) -> std::result::Result<Snapshot, String> {
     }
     // The sections: what this version knows is read, the rest skipped.
     let at = RECORD_HEAD as usize + n * BODY_BYTES as usize;
-    let extra = sections::decode(&body[at..], n)?;
+    let mut extra = sections::decode(&body[at..], n)?;
     let params = extra.params(header).map_err(|e| e.to_string())?;
+    let ids = extra.ids(n);
     bodies
         .validate()
         .map_err(|e| format!("{e} (row = body index)"))?;
@@ -661,6 +662,7 @@ fn decode_record(bytes: &[u8]) -> std::result::Result<Snapshot, String> {
             bodies,
             time: head.time,
             step: head.step,
+            ids,
         },
         params,
         md: extra.md_state(),

@@ -10,8 +10,10 @@
 //! | `NBRS` | the enumeration: kind (`u8`: 0 auto, 1 all pairs, 2 cells), skin (`f64`), rebuild (`u8`: 0 auto, 1 every), `k` (`u32`), lists (`u8`: 0 auto, 1 half, 2 full), bin size (`f64`) |
 //! | `IMGS` | `N` image counters `[i32; 3]`, in body order |
 //! | `NREF` | where the lists were built: steps since (`u64`), then `N` positions `[f32; 3]` in body order |
+//! | `IDS8` | the bodies' stable ids, `N` `u64` in body order (only where they are not `0..N`) |
 //!
-//! Gravity files have no sections (their force law, softening and `G`, is
+//! A file without `IDS8` (every file of the earlier versions) has the ids
+//! `0..N`. Gravity files have no sections but that one (their force law, softening and `G`, is
 //! in the fixed header; a Lennard-Jones file stores gravity's defaults there).
 
 use super::reader::Reader;
@@ -27,6 +29,7 @@ pub(super) struct Sections {
     pub neighbours: Option<Neighbours>,
     pub images: Option<Vec<[i32; 3]>>,
     pub origin: Option<NeighbourOrigin>,
+    pub ids: Option<Vec<u64>>,
 }
 
 fn section(out: &mut Vec<u8>, tag: &[u8; 4], payload: &[u8]) {
@@ -35,9 +38,14 @@ fn section(out: &mut Vec<u8>, tag: &[u8; 4], payload: &[u8]) {
     out.extend_from_slice(payload);
 }
 
-/// The sections of `params` and `md` (none for gravity in open space).
-pub(super) fn encode(params: &Params, md: Option<&MdState>) -> Vec<u8> {
+/// The sections of `params`, `md` and the bodies' `ids` (none for gravity
+/// in open space with the ids `0..N`).
+pub(super) fn encode(params: &Params, md: Option<&MdState>, ids: &[u64]) -> Vec<u8> {
     let mut out = Vec::new();
+    if !crate::state::are_default_ids(ids) {
+        let p: Vec<u8> = ids.iter().flat_map(|id| id.to_le_bytes()).collect();
+        section(&mut out, b"IDS8", &p);
+    }
     if let ForceLaw::LennardJones(lj) = params.force() {
         let mut p = Vec::with_capacity(13);
         for x in [lj.epsilon(), lj.sigma(), lj.cutoff()] {
@@ -178,6 +186,16 @@ pub(super) fn decode(bytes: &[u8], n: usize) -> Result<Sections, String> {
                     since_build,
                 });
             }
+            b"IDS8" => {
+                want(8 * n)?;
+                let ids: Vec<u64> = (0..n).map(|_| r.u64()).collect();
+                let mut sorted = ids.clone();
+                sorted.sort_unstable();
+                if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+                    return Err(bad(&format!("id {} appears twice", w[0])));
+                }
+                s.ids = Some(ids);
+            }
             _ => {} // a later version's: skipped
         }
         at = end;
@@ -194,6 +212,13 @@ impl Sections {
             self.boundary.unwrap_or_default(),
             self.neighbours.unwrap_or_default(),
         )
+    }
+
+    /// The bodies' ids: the file's, or `0..n`.
+    pub fn ids(&mut self, n: usize) -> Vec<u64> {
+        self.ids
+            .take()
+            .unwrap_or_else(|| crate::state::default_ids(n))
     }
 
     /// The continuation of a short-range run, if the file holds one.
