@@ -21,10 +21,14 @@
 //! ```
 //!
 //! `seconds` is the loop's wall time, thermo output included (LAMMPS's
-//! "Loop time"). `--plot FILE.png` draws kinetic, potential and total energy
-//! per atom against time, with `--lammps-thermo FILE` (the thermo table
-//! `lammps-peer run` prints) LAMMPS's beside them. Errors are one line
-//! `error: ...` on stderr with the exit statuses of `nbody_tiled`.
+//! "Loop time"), which the time split's five sections add up to.
+//! `--plot FILE.png` draws kinetic, potential and total energy per atom
+//! against time (sampled about 400 times), the relative drift of the total
+//! below them, and with `--lammps-thermo FILE` (the thermo table
+//! `lammps-peer run` prints) LAMMPS's beside them. Progress goes to stderr
+//! (`--quiet`: none). Errors are one line `error: ...` on stderr with the
+//! exit statuses of `nbody_tiled`; a run that explodes stops with status 5
+//! naming the step and a body.
 
 use std::ffi::OsString;
 use std::io::Write;

@@ -20,8 +20,8 @@
 //! `kernel=` names what ran (on the CPU, `all-pairs` or `third-law`);
 //! `energy_rel_change=skipped` with `--no-energy`, which leaves out the two
 //! O(N^2) energy sums. Errors are one line `error: ...` on stderr and an
-//! exit status (see [`AFTER_HELP`]). Without a terminal on stderr, a plain
-//! progress line is printed every few seconds instead of a progress bar.
+//! exit status (see [`AFTER_HELP`]). Progress goes to stderr: a bar on a
+//! terminal, a plain line every few seconds otherwise, none with `--quiet`.
 
 use std::ffi::OsString;
 use std::io::Write;
