@@ -29,6 +29,8 @@
 //! (`--quiet`: none). Errors are one line `error: ...` on stderr with the
 //! exit statuses of `nbody_tiled`; a run that explodes stops with status 5
 //! naming the step and a body.
+//!
+//! (Over 600 lines: one example binary: its flags, run loop, thermo table and report read top to bottom.)
 
 use std::ffi::OsString;
 use std::io::Write;

@@ -5,6 +5,8 @@
 //! `--eta`, `--eta-s`, `--t-end`, `--precision`) runs in one process only:
 //! f64 state, `--init` read in f64, `--save` as float64, and
 //! `block_steps=` / `force_evals=` on the result line.
+//!
+//! (Over 600 lines: gravity's flags, the settings they make and the run that uses them change together.)
 
 use std::io::Write;
 use std::time::Instant;

@@ -23,6 +23,8 @@
 //!
 //! (Over 600 lines: the table and the macro that reads it are one thing,
 //! read together.)
+//!
+//! (Over 600 lines: the kernel table is one declaration per entry point by design, and the macro that expands it sits beside it.)
 
 use crate::exec::{Exec, Global, Word};
 #[cfg(target_arch = "nvptx64")]

@@ -6,6 +6,8 @@
 //! `builder.rs` ([`SimulationBuilder`]: settings, validated at `build`),
 //! `edit.rs` (adding and removing bodies, cloning: engine restarts) and
 //! `persist.rs` (`.npy` snapshots, checkpoints and resuming).
+//!
+//! (Over 600 lines: the type, its start, steps and reads share one lock and the caches a step clears; the rest is split into simulation/.)
 
 mod builder;
 mod collisional;

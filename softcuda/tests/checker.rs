@@ -5,6 +5,8 @@
 //! unknown instruction (named with its line), parameter-list mismatches,
 //! swapped arguments, warp-synchronous assumptions, barrier misuse and
 //! infinite loops.
+//!
+//! (Over 600 lines: one test per deliberately broken kernel, sharing the launch recipes at the top.)
 
 #![allow(
     clippy::needless_range_loop,
