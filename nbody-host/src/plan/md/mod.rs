@@ -50,7 +50,7 @@ use step::MdState;
 #[cfg(test)]
 mod reference;
 #[cfg(test)]
-mod softcuda_device;
+pub(crate) mod softcuda_device;
 #[cfg(test)]
 mod tests;
 
