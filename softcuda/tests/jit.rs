@@ -106,14 +106,40 @@ fn reqntid_is_the_exact_block() {
     );
 }
 
-/// Every shipped entry gets its measured count; the estimate is within 16
-/// registers of every measured count and 5 on average (what README claims).
+/// Entries no GPU has compiled yet (added after the H200 run): estimated.
+const NOT_YET_MEASURED: [&str; 6] = [
+    "nbody_hermite_force",
+    "nbody_hermite_force_mixed",
+    "nbody_hermite_gather",
+    "nbody_hermite_predict",
+    "nbody_hermite_reduce",
+    "nbody_hermite_scatter",
+];
+
+/// Every shipped entry gets its measured count (but those pinned as not yet
+/// measured, which get the estimate); the estimate is within 16 registers
+/// of every measured count and 5 on average (what README claims).
 #[test]
 fn registers_are_measured_or_estimated_close_to_the_measurement() {
     let m = parse::parse(common::PTX).unwrap();
     let module = common::module();
     let mut errors = vec![];
     for f in m.functions.iter().filter(|f| f.is_entry) {
+        if NOT_YET_MEASURED.contains(&f.name.as_str()) {
+            let k = module.kernel(&f.name).unwrap();
+            assert!(
+                regalloc::measured(&f.name, f.fingerprint).is_none(),
+                "{}",
+                f.name
+            );
+            assert_eq!(
+                (k.registers, k.registers_measured),
+                (regalloc::estimate(f), false),
+                "{}",
+                f.name
+            );
+            continue;
+        }
         let measured = regalloc::measured(&f.name, f.fingerprint)
             .unwrap_or_else(|| panic!("{}: not in data/sm90_jit_registers.tsv", f.name));
         let k = module.kernel(&f.name).unwrap();
