@@ -51,6 +51,9 @@
 //! (`islot`, [`NO_SLOT`] for none) by index, so the self-pair is exactly
 //! zero at any softening; coincident distinct bodies at zero softening give
 //! a non-finite field (the host names them).
+//!
+//! (Over 600 lines: one kernel family, its six entry points and the
+//! arithmetic they share, with its tests.)
 
 use crate::exec::{Exec, Global, Word};
 use crate::integrate::global_thread;

@@ -5,6 +5,8 @@
 //! unknown instruction (named with its line), parameter-list mismatches,
 //! swapped arguments, warp-synchronous assumptions, barrier misuse and
 //! infinite loops.
+//! (Over 600 lines: one broken kernel or launch per check, sharing the
+//! launch recipes of every shipped kernel.)
 
 #![allow(
     clippy::needless_range_loop,
