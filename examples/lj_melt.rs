@@ -36,7 +36,8 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, ValueEnum};
 use nbody_host::md::{CellList, Lists, MdStats, Rebuild, Thermo};
 use nbody_host::{
-    Backend, Boundary, CpuTuning, ForceLaw, Integrator, Isa, Neighbours, Simulation, ic, snapshot,
+    Backend, Boundary, CpuTuning, ForceLaw, Integrator, Isa, Neighbours, PairStyle, Simulation, ic,
+    snapshot,
 };
 
 #[path = "cli/mod.rs"]
@@ -365,7 +366,9 @@ fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) 
         None => Vec::new(),
     };
     let mut sim = build(cli)?;
-    if !matches!(sim.params().force(), ForceLaw::LennardJones(_)) {
+    let lennard_jones =
+        |f: &ForceLaw| f.as_pair().map(|p| p.style()) == Some(PairStyle::LennardJones);
+    if !lennard_jones(sim.params().force()) {
         return Err(usage(format!(
             "--resume: the checkpoint is not a Lennard-Jones run ({})",
             sim.params().force()
@@ -382,7 +385,7 @@ fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) 
     let target = cli.steps;
     let mut archive = periodic.open_archive(&sim)?;
     let w = |e: std::io::Error| anyhow::Error::new(e).context("writing the report");
-    let p = *sim.params();
+    let p = sim.params().clone();
     writeln!(out, "backend     {} ({})", sim.backend(), sim.method()).map_err(w)?;
     writeln!(
         out,

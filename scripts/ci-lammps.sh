@@ -21,7 +21,12 @@
 #     (LAMMPS: neigh_modify every 1 check yes; lj_melt --rebuild-every 0):
 #     total energy conserved as well as LAMMPS conserves it, max_t |E(t) - E(0)|
 #     at most 2x LAMMPS's (both are the integrator's dt^2 fluctuations, about
-#     1e-4 per atom; which run is larger is chance).
+#     1e-4 per atom; which run is larger is chance);
+#  4. the pair styles beyond in.lj (tests/lammps_pair.rs: Morse with one and two
+#     atom types, a two-type Lennard-Jones mixture): LAMMPS run again on the
+#     committed states (scripts/peers/lammps_pair.py check) must give the committed
+#     pe, virial, pressure and forces (relative 1e-10), and the test compares the
+#     CPU backend (every ISA) and the emulator with them to f32 rounding.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cells=${1:-6}
@@ -119,5 +124,12 @@ if eo > 2 * el:
 
 if failed:
     sys.exit("ci-lammps: FAILED: " + ", ".join(failed))
-print("ci-lammps: all checks pass")
+print("ci-lammps: in.lj checks pass")
 EOF
+
+echo "== pair styles: LAMMPS again on the committed states, then ours against it"
+data=nbody-host/tests/data/lammps
+"$LAMMPS_PEER_HOME/venv/bin/python" scripts/peers/lammps_pair.py check \
+  "$data/morse.json" "$data/morse-mixture.json" "$data/lj-mixture.json"
+cargo test -q -p nbody-host --test lammps_pair
+echo "ci-lammps: all checks pass"

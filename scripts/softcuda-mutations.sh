@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Mutations of the CUDA path that the software CUDA device must catch (issue
-# 15): each is applied to a scratch copy of the tree (never to the tree
+# Mutations of the CUDA path that the software CUDA device must catch (issues
+# 15 and 24: host code, and kernels edited in the committed PTX): each is
+# applied to a scratch copy of the tree (never to the tree
 # itself), the tests that should catch it run there against the software
 # device, and the script prints CAUGHT or MISSED per mutation. Exits non-zero
 # if any mutation is missed, or no longer applies (the code it mutates
@@ -12,12 +13,16 @@
 # The scratch copy lives in target/mutants/src (tracked and untracked files,
 # copied with their times, so cargo rebuilds only what a mutation touches)
 # with its own target dir target/mutants/target; a baseline run on the
-# unmutated copy must pass first. Measured on this project's loaded 2-core
+# unmutated copy must pass every test any mutation is judged by first
+# (md_gpu and the MD plan's softcuda tests included, so that a FAILED there
+# means the mutation). Measured on this project's loaded 2-core
 # VM: 7.3 min from an empty target/mutants (the first build compiles every
 # dependency), 2.1 min once it is warm (nbody-host's test binaries rebuilt
 # after each mutation); with the four block-pair mutations, 8.1 min from
-# empty (2026-11-26; results in softcuda/README.md, "Mutations"). Not in CI: cold, it would take scripts/ci-softcuda.sh
-# well past its 12-minute budget.
+# empty (2026-11-26; results in softcuda/README.md, "Mutations"); with the
+# nine kernel and stream mutations of issue 24, 11.1 and 14.8 min with
+# target/mutants warm from an earlier run (2026-11-27, the VM at load 12-196). Not in CI: cold, it would take
+# scripts/ci-softcuda.sh well past its 12-minute budget.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 only=${1:-}
@@ -47,6 +52,15 @@ bug4-no-jit-limits|nbody-host/src/cuda/device.rs|s = replace(s, "        for &(e
 bug4-block-pair-no-jit-limits|nbody-host/src/cuda/device.rs|s = replace(s, "        for &(entry, shape) in launches {\n            d.admit(entry, shape.block, shape.shared_bytes)?;\n        }\n", "        let _ = launches;\n")|--test cuda_block_pair
 bug5-drop-without-context|nbody-host/src/cuda/device.rs|s = replace(s, "let _current = Current::push(self.context.as_raw());", "let _current = ();")|--test cuda_backend
 bug5-block-pair-drop-without-context|nbody-host/src/cuda/device.rs|s = replace(s, "let _current = Current::push(self.context.as_raw());", "let _current = ();")|--test cuda_block_pair
+scan-missing-barrier|nbody-host/ptx/gpu_kernels.ptx|s = delete_line(s, "nbody_scan_blocks", "bar.sync", 0)|--test md_gpu cuda::;--lib plan::md
+md-bin-non-atomic-count|nbody-host/ptx/gpu_kernels.ptx|s = in_entry(s, "nbody_md_bin", "{ .reg .u64 %gp; cvta.to.global.u64 %gp, %rd10; atom.global.add.u32 %r12, [%gp], %r13; }", "{ .reg .u64 %gp; .reg .b32 %cnt; cvta.to.global.u64 %gp, %rd10; ld.global.u32 %r12, [%gp]; add.s32 %cnt, %r12, %r13; st.global.u32 [%gp], %cnt; }")|--test md_gpu cuda::;--lib plan::md
+md-bin-clamp-off-by-one|nbody-host/ptx/gpu_kernels.ptx|s = in_entry(s, "nbody_md_bin", "add.s32 \t%r88, %r5, -1;", "add.s32 \t%r88, %r5, 0;")|--test md_gpu cuda::;--lib plan::md;-p softcuda --test md_binning
+md-read-without-stream-sync|nbody-host/src/cuda/device.rs|s = replace(s, "        let src = d.range(buf, offset, len)?;\n        d.sync()?;\n", "        let src = d.range(buf, offset, len)?;\n")|--test md_gpu cuda::
+event-on-the-wrong-stream|nbody-host/src/cuda/device.rs|s = replace(s, "        d.stop\n            .record(&d.stream)\n", "        d.stop\n            .record(&Stream::new(StreamFlags::NON_BLOCKING, None).map_err(during(\"creating a stream\"))?)\n")|--test cuda_backend;--test correctness cuda::tiled
+md-bin-cta-atomic|nbody-host/ptx/gpu_kernels.ptx|s = in_entry(s, "nbody_md_bin", "atom.global.add.u32 %r12, [%gp], %r13;", "atom.cta.global.add.u32 %r12, [%gp], %r13;")|--test md_gpu cuda::;--lib plan::md
+md-drift-ld-nc-of-written-data|nbody-host/ptx/gpu_kernels.ptx|s = in_entry(s, "nbody_md_drift", "ld.global.v4.b32 \t{%r8, %r9, %r10, %r11}, [%rd9];", "ld.global.nc.v4.b32 \t{%r8, %r9, %r10, %r11}, [%rd9];")|--test md_gpu cuda::;--lib plan::md
+triangle-missing-syncwarp|nbody-host/ptx/gpu_kernels.ptx|s = delete_line(s, "nbody_triangle_accel", "bar.warp.sync", 5)|--test correctness cuda::triangle;--test cuda_backend
+energy-last-block-sums|nbody-host/ptx/gpu_kernels.ptx|s = in_entry(s, "nbody_energy", "\tst.global.b64 \t[%rd11+8], %rd50;\n", "\tst.global.b64 \t[%rd11+8], %rd50;\n" + LAST_BLOCK_SUMS)|--test cuda_backend;--test correctness cuda::
 EOF
 )
 
@@ -58,16 +72,58 @@ def replace(s, old, new):
     if s.count(old) != 1:
         sys.exit(f"mutation does not apply: {old[:80]!r} found {s.count(old)} times in {path}")
     return s.replace(old, new)
-def delete_bar_sync(s, entry, k):
+def entry_range(s, entry):
     start = s.index(f".entry {entry}(")
     end = s.find(".entry ", start + 1)
-    end = len(s) if end < 0 else end
+    return start, len(s) if end < 0 else end
+def delete_line(s, entry, prefix, k):
+    start, end = entry_range(s, entry)
     lines = s[start:end].split("\n")
-    idx = [i for i, l in enumerate(lines) if l.strip().startswith("bar.sync")]
+    idx = [i for i, l in enumerate(lines) if l.strip().startswith(prefix)]
     if len(idx) <= k:
-        sys.exit(f"mutation does not apply: {entry} has {len(idx)} bar.sync")
+        sys.exit(f"mutation does not apply: {entry} has {len(idx)} {prefix}")
     del lines[idx[k]]
     return s[:start] + "\n".join(lines) + s[end:]
+def delete_bar_sync(s, entry, k):
+    return delete_line(s, entry, "bar.sync", k)
+def in_entry(s, entry, old, new):
+    start, end = entry_range(s, entry)
+    return s[:start] + replace(s[start:end], old, new) + s[end:]
+# After its own partial sums, the energy kernel's last block adds every
+# other block's pair into its own and zeroes theirs: right only if every
+# other block has finished (blocks in order), as a reduction that assumes
+# block order would be.
+LAST_BLOCK_SUMS = """\t{
+\t.reg .pred %lq;
+\t.reg .b32 %lk, %ln;
+\t.reg .b64 %la, %lv, %ls, %lp;
+\tmov.u32 %ln, %nctaid.x;
+\tadd.u32 %ln, %ln, -1;
+\tsetp.ne.u32 %lq, %r5, %ln;
+\t@%lq bra $L__MUT_DONE;
+\tmov.b64 %ls, %rd49;
+\tmov.b64 %lp, %rd50;
+\tmov.u32 %lk, 0;
+$L__MUT_LOOP:
+\tsetp.ge.u32 %lq, %lk, %r5;
+\t@%lq bra $L__MUT_END;
+\tmul.wide.u32 %la, %lk, 16;
+\tadd.s64 %la, %rd3, %la;
+\tld.global.b64 %lv, [%la];
+\tadd.rn.f64 %ls, %ls, %lv;
+\tld.global.b64 %lv, [%la+8];
+\tadd.rn.f64 %lp, %lp, %lv;
+\tmov.b64 %lv, 0;
+\tst.global.b64 [%la], %lv;
+\tst.global.b64 [%la+8], %lv;
+\tadd.u32 %lk, %lk, 1;
+\tbra.uni $L__MUT_LOOP;
+$L__MUT_END:
+\tst.global.b64 [%rd11], %ls;
+\tst.global.b64 [%rd11+8], %lp;
+$L__MUT_DONE:
+\t}
+"""
 s = open(path).read()
 before = s
 exec(code)
@@ -83,12 +139,16 @@ PY
 # Whatever an earlier run left compiled, nbody-host is built from this tree.
 (cd "$src" && cargo clean -q -p nbody-host)
 
+# The package a run tests: nbody-host with the CUDA backend unless the run
+# names one (`-p softcuda --test md_binning`).
+package() { case $1 in -p*) ;; *) echo "-p nbody-host --features cuda" ;; esac; }
+
 # Baseline: the unmutated copy must pass every test a mutation is judged by,
 # or a CAUGHT below would mean nothing.
 echo "==== baseline (no mutation)"
-for run in "--test cuda_backend" "--test cuda_block_pair" "--test correctness cuda::"; do
-  # shellcheck disable=SC2086
-  (cd "$src" && scripts/with-softcuda.sh cargo test -q -p nbody-host --features cuda $run) \
+for run in "--test cuda_backend" "--test cuda_block_pair" "--test correctness cuda::" "--test md_gpu cuda::" "--lib plan::md" "-p softcuda --test md_binning"; do
+  # shellcheck disable=SC2046,SC2086
+  (cd "$src" && scripts/with-softcuda.sh cargo test -q $(package "$run") $run) \
     >"$scratch/baseline.log" 2>&1 ||
     { tail -30 "$scratch/baseline.log"; echo "baseline fails: cargo test $run"; exit 1; }
 done
@@ -108,8 +168,8 @@ while IFS='|' read -r name file code tests; do
   IFS=';' read -ra runs <<<"$tests"
   for run in "${runs[@]}"; do
     log=$scratch/$name.log
-    # shellcheck disable=SC2086
-    if (cd "$src" && scripts/with-softcuda.sh cargo test -q -p nbody-host --features cuda $run) >"$log" 2>&1; then
+    # shellcheck disable=SC2046,SC2086
+    if (cd "$src" && scripts/with-softcuda.sh cargo test -q $(package "$run") $run) >"$log" 2>&1; then
       continue
     fi
     if grep -q "test result: FAILED" "$log"; then

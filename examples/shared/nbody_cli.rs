@@ -406,7 +406,10 @@ pub fn configure(builder: SimulationBuilder, cli: &RunArgs, base: &Params) -> Si
     });
     builder
         .dt(cli.dt.unwrap_or(default_dt))
-        .softening(cli.softening.unwrap_or(base.gravity().softening_f64()))
+        .softening(
+            cli.softening
+                .unwrap_or(base.gravity().unwrap_or_default().softening_f64()),
+        )
         .kernel(kernel)
         .integrator(integrator)
         .backend(match cli.backend {
@@ -426,7 +429,7 @@ fn changes_from(cli: &RunArgs, base: &Params) -> Vec<String> {
     {
         changes.push(format!("dt {} -> {dt}", base.dt_f64()));
     }
-    let eps = base.gravity().softening();
+    let eps = base.gravity().unwrap_or_default().softening();
     if let Some(s) = cli.softening
         && s as f32 != eps
     {
@@ -484,7 +487,7 @@ pub fn prepare(cli: &RunArgs) -> Result<(SimulationBuilder, Vec<String>)> {
     }
     if let Some(path) = &cli.resume {
         let checkpoint = Checkpoint::load(path)?;
-        let base = checkpoint.params;
+        let base = checkpoint.params.clone();
         let changes = changes_from(cli, &base);
         if !changes.is_empty() && !cli.allow_changes {
             return Err(usage(format!(
@@ -654,7 +657,7 @@ macro_rules! forward_to_sim {
             self.sim.time()
         }
         fn params(&self) -> nbody_host::Params {
-            *self.sim.params()
+            self.sim.params().clone()
         }
         fn backend(&self) -> nbody_host::BackendKind {
             self.sim.backend()

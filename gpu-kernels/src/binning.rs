@@ -9,7 +9,7 @@
 //!    the order the atomics happened to give;
 //! 4. [`reorder`]: each body's rank within its cell by its index (so the
 //!    order within a cell is stable, whatever the atomics did), and the move
-//!    of position, velocity and [`Tag`] to `start[c] + rank`, plus the
+//!    of position, velocity, [`Tag`] and type to `start[c] + rank`, plus the
 //!    reference positions of the rebuild trigger.
 //!
 //! The result is deterministic: the same bodies in the same order give the
@@ -98,8 +98,8 @@ pub unsafe fn scatter<E: Exec>(
 
 /// Moves body `i = order[q]` to `start[c] + rank`, `rank` the number of
 /// bodies of its cell `c` with a smaller index (a stable order), writing its
-/// position to `pos_out` (and `reference`, with `w = 0`), its velocity and
-/// tag to `vel_out` and `tag_out`.
+/// position to `pos_out` (and `reference`, with `w = 0`), its velocity, tag
+/// and atom type to `vel_out`, `tag_out` and `type_out`.
 ///
 /// # Safety
 /// The `_in` and `_out` buffers and `cell`, `order`, `reference` hold `n`
@@ -115,12 +115,14 @@ pub unsafe fn reorder<E: Exec>(
     pos_in: Global<Vec4>,
     vel_in: Global<Vec4>,
     tag_in: Global<Tag>,
+    type_in: Global<u32>,
     cell: Global<u32>,
     start: Global<u32>,
     order: Global<u32>,
     pos_out: Global<Vec4>,
     vel_out: Global<Vec4>,
     tag_out: Global<Tag>,
+    type_out: Global<u32>,
     reference: Global<Vec4>,
     n: u32,
     cells: u32,
@@ -148,6 +150,7 @@ pub unsafe fn reorder<E: Exec>(
             e.store(reference, to, Vec4::new(p.x, p.y, p.z, 0.0));
             e.store(vel_out, to, e.load(vel_in, i));
             e.store(tag_out, to, e.load(tag_in, i));
+            e.store(type_out, to, e.load(type_in, i));
         }
     }
 }

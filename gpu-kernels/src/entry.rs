@@ -18,6 +18,11 @@
 //! So a kernel's signature exists in two places only, its body and its line
 //! here, and the compiler holds them together: a wrong argument count or
 //! type in the table is a compile error in the wrapper and in [`Launch::run`].
+//! The pair styles' force kernels come from their registry
+//! (`pair_styles!` in [`crate::pair`]), two entries per style.
+//!
+//! (Over 600 lines: the table and the macro that reads it are one thing,
+//! read together.)
 
 use crate::exec::{Exec, Global, Word};
 use crate::hermite::Vec4d;
@@ -25,8 +30,10 @@ use crate::hermite::Vec4d;
 use crate::nvptx::Gpu;
 use crate::periodic::{STATUS_WORDS, Tag};
 use crate::vec4::Vec4;
+// The styles' laws by name, for the generic arguments of their entries.
+use crate::pair::*;
 use crate::{
-    binning, block_pair, energy, hermite, integrate, lj, neighbours, periodic, scan, shape, simt,
+    binning, block_pair, energy, hermite, integrate, neighbours, pair, periodic, scan, shape, simt,
     tiled, triangle,
 };
 
@@ -182,8 +189,83 @@ macro_rules! ptx_value {
 /// may use it and the scalar parameters. A body with const generics takes
 /// them after its path, the `Exec` type inferred: `simt::simt_accel<_, true>`.
 macro_rules! kernel_table {
+    // The table as written in this file, with the pair styles'
+    // lines appended by `pair::pair_styles!`: two entries per style, the
+    // generic force kernel instantiated for its law, plain and thermo.
     (
         |$e:ident|
+        $(
+            $(#[$doc:meta])*
+            $variant:ident = $symbol:ident => $($body:ident)::+ $(<$($generic:tt),+>)? (
+                $($p:ident : $t:ident $([$len:expr])?),* $(,)?
+            );
+        )*
+        @pair_styles $(
+            $(#[$sdoc:meta])*
+            $style:ident in $module:ident => $plain:ident = $psym:ident, $thermo:ident = $tsym:ident;
+        )*
+    ) => {
+        kernel_table! { @table |$e|
+            $(
+                $(#[$doc])*
+                $variant = $symbol => $($body)::+ $(<$($generic),+>)? ($($p : $t $([$len])?),*);
+            )*
+            $(
+                $(#[$sdoc])*
+                ///
+                /// Forces over the neighbour lists: [`pair::forces`].
+                $plain = $psym => pair::forces<_, $style, false>(
+                    pos: Vec4[extent], types: u32[extent],
+                    nlist: u32[shape::neighbour_stride(n) * cap], ncount: u32[n], acc: Vec4[n],
+                    vel: Vec4[n], partials: f64[shape::pair_partials(n, $e.block_dim())],
+                    table: f32[ntypes * ntypes * pair::row_words::<$style>()],
+                    n: u32, extent: u32, cap: u32, ntypes: u32,
+                );
+                $(#[$sdoc])*
+                ///
+                /// Forces plus per-block potential, virial and kinetic sums:
+                /// [`pair::forces`].
+                $thermo = $tsym => pair::forces<_, $style, true>(
+                    pos: Vec4[extent], types: u32[extent],
+                    nlist: u32[shape::neighbour_stride(n) * cap], ncount: u32[n], acc: Vec4[n],
+                    vel: Vec4[n], partials: f64[shape::pair_partials(n, $e.block_dim())],
+                    table: f32[ntypes * ntypes * pair::row_words::<$style>()],
+                    n: u32, extent: u32, cap: u32, ntypes: u32,
+                );
+            )*
+        }
+
+        impl Style {
+            /// The style's two force kernels: plain and thermo.
+            pub const fn forces_entries(self) -> [Entry; 2] {
+                match self {
+                    $(Style::$style => [Entry::$plain, Entry::$thermo],)*
+                }
+            }
+
+            /// The launch of the style's force kernel (with `thermo`, the
+            /// instance that also sums energy and virial).
+            pub fn forces_launch<B: Copy>(self, thermo: bool, args: PairForces<B>) -> Launch<B> {
+                let PairForces {
+                    pos, types, nlist, ncount, acc, vel, partials, table, n, extent, cap, ntypes,
+                } = args;
+                match (self, thermo) {
+                    $(
+                        (Style::$style, false) => Launch::$plain {
+                            pos, types, nlist, ncount, acc, vel, partials, table, n, extent, cap,
+                            ntypes,
+                        },
+                        (Style::$style, true) => Launch::$thermo {
+                            pos, types, nlist, ncount, acc, vel, partials, table, n, extent, cap,
+                            ntypes,
+                        },
+                    )*
+                }
+            }
+        }
+    };
+    (
+        @table |$e:ident|
         $(
             $(#[$doc:meta])*
             $variant:ident = $symbol:ident => $($body:ident)::+ $(<$($generic:tt),+>)? (
@@ -324,6 +406,37 @@ macro_rules! kernel_table {
     };
 }
 
+/// The arguments of a pair style's force kernels (see
+/// [`pair::forces`]), by name: [`Style::forces_launch`] makes the launch of
+/// any style from them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PairForces<B> {
+    /// Positions and masses, bodies then ghosts.
+    pub pos: B,
+    /// Types, parallel to `pos`.
+    pub types: B,
+    /// The neighbour lists.
+    pub nlist: B,
+    /// Entries per list.
+    pub ncount: B,
+    /// Accelerations out.
+    pub acc: B,
+    /// Velocities (the thermo instance's kinetic energy).
+    pub vel: B,
+    /// Per-block sums (the thermo instance).
+    pub partials: B,
+    /// The coefficient table, `ntypes^2` rows.
+    pub table: B,
+    /// Bodies.
+    pub n: u32,
+    /// Bodies and ghosts.
+    pub extent: u32,
+    /// The lists' capacity.
+    pub cap: u32,
+    /// Atom types.
+    pub ntypes: u32,
+}
+
 /// A buffer field mapped through the closure; scalars copied.
 macro_rules! map_field {
     ($f:ident, $v:ident, $t:ident [$len:expr]) => {
@@ -334,7 +447,7 @@ macro_rules! map_field {
     };
 }
 
-kernel_table! {
+pair::pair_styles! { kernel_table! {
     |e|
     /// All-pairs forces fused with a semi-implicit Euler step, one thread per
     /// body: [`simt::simt_euler`].
@@ -448,9 +561,9 @@ kernel_table! {
     );
     /// Stable rank within the cell and the move into cell order: [`binning::reorder`].
     MdReorder = nbody_md_reorder => binning::reorder(
-        pos_in: Vec4[n], vel_in: Vec4[n], tag_in: Tag[n], cell: u32[n], start: u32[cells + 1],
-        order: u32[n], pos_out: Vec4[n], vel_out: Vec4[n], tag_out: Tag[n], reference: Vec4[n],
-        n: u32, cells: u32,
+        pos_in: Vec4[n], vel_in: Vec4[n], tag_in: Tag[n], type_in: u32[n], cell: u32[n],
+        start: u32[cells + 1], order: u32[n], pos_out: Vec4[n], vel_out: Vec4[n], tag_out: Tag[n],
+        type_out: u32[n], reference: Vec4[n], n: u32, cells: u32,
     );
     /// Ghosts per body: [`periodic::ghost_count`].
     MdGhostCount = nbody_md_ghost_count => periodic::ghost_count(
@@ -458,8 +571,8 @@ kernel_table! {
     );
     /// Ghost slots, shifts and positions: [`periodic::ghost_place`].
     MdGhostPlace = nbody_md_ghost_place => periodic::ghost_place(
-        pos: Vec4[n + gcap], goff: u32[n], src: u32[gcap], shift: Vec4[gcap],
-        n: u32, gcap: u32, lx: f32, ly: f32, lz: f32, rlist2: f32,
+        pos: Vec4[n + gcap], types: u32[n + gcap], goff: u32[n], src: u32[gcap],
+        shift: Vec4[gcap], n: u32, gcap: u32, lx: f32, ly: f32, lz: f32, rlist2: f32,
     );
     /// Ghosts moved with their bodies: [`periodic::ghost_update`].
     MdGhostUpdate = nbody_md_ghost_update => periodic::ghost_update(
@@ -470,21 +583,6 @@ kernel_table! {
         pos: Vec4[n], start: u32[nx * ny * nz + 1], goff: u32[n],
         nlist: u32[shape::neighbour_stride(n) * cap], ncount: u32[n], status: u32[STATUS_WORDS],
         n: u32, cap: u32, lx: f32, ly: f32, lz: f32, nx: u32, ny: u32, nz: u32, rlist2: f32,
-    );
-    /// Lennard-Jones accelerations over the lists: [`lj::lj_forces`].
-    LjForces = nbody_lj_forces => lj::lj_forces<_, false>(
-        pos: Vec4[extent], nlist: u32[shape::neighbour_stride(n) * cap], ncount: u32[n],
-        acc: Vec4[n], vel: Vec4[n], partials: f64[shape::lj_partials(n, e.block_dim())],
-        n: u32, extent: u32, cap: u32, rc2: f32, s6: f32, two_s6: f32, c6: f32, u6: f32,
-        ushift: f32,
-    );
-    /// [`LjForces`](Entry::LjForces) plus per-block potential, virial and
-    /// kinetic sums: [`lj::lj_forces`].
-    LjForcesThermo = nbody_lj_forces_thermo => lj::lj_forces<_, true>(
-        pos: Vec4[extent], nlist: u32[shape::neighbour_stride(n) * cap], ncount: u32[n],
-        acc: Vec4[n], vel: Vec4[n], partials: f64[shape::lj_partials(n, e.block_dim())],
-        n: u32, extent: u32, cap: u32, rc2: f32, s6: f32, two_s6: f32, c6: f32, u6: f32,
-        ushift: f32,
     );
     /// Drift in place and the rebuild trigger: [`periodic::drift_check`].
     MdDrift = nbody_md_drift => periodic::drift_check(
@@ -523,7 +621,7 @@ kernel_table! {
     HermiteReduce = nbody_hermite_reduce => hermite::hermite_reduce(
         partials: Vec4d[2 * ni * jparts], out: Vec4d[2 * ni], ni: u32, jparts: u32,
     );
-}
+} }
 
 #[cfg(test)]
 mod tests {

@@ -22,7 +22,7 @@ use core::ops::{Add, Mul, Neg, Sub};
 /// The arithmetic of one lane: what the interaction needs from a number type.
 ///
 /// Implemented here for `f32` (on the GPU with NVVM's approximate `rsqrt`, on the
-/// host exactly); `nbody-host` implements it for its SIMD vectors. There is no
+/// host correctly rounded); `nbody-host` implements it for its SIMD vectors. There is no
 /// constructor from `f32` here: the host's vector types are made only from a
 /// proof that the CPU has their instruction set, so generic code receives its
 /// constants as values of `Self`.
@@ -32,7 +32,7 @@ pub trait Real:
     /// `self * a + b` with one rounding (a fused multiply-add).
     fn mul_add(self, a: Self, b: Self) -> Self;
     /// `1 / sqrt(self)`; `+inf` for `+0`. Fast on the GPU (`rsqrt.approx.ftz.f32`,
-    /// relative error below 2^-22), exact on the host for `f32`.
+    /// relative error below 2^-22), correctly rounded on the host for `f32`.
     fn rsqrt(self) -> Self;
     /// `min(self, f32::MAX)`, with NaN mapped to `f32::MAX`: leaves every finite
     /// value unchanged and turns `inf` (and `0 * inf`) into a finite number.
@@ -70,10 +70,16 @@ impl Real for f32 {
         unsafe { nvvm_rsqrt_approx_ftz(self) }
     }
 
+    /// The correctly rounded `1/sqrt(x)`: what the software CUDA device
+    /// returns for `rsqrt.approx` (in `f64`, one rounding to `f32` at the
+    /// end; correct for every `f32` in `[1, 4)`, so for every normal input,
+    /// which `tests/emulator.rs` checks against softcuda), so kernels give
+    /// the emulator and softcuda the same bits. (`1 / sqrtf(x)` rounds
+    /// twice and is an ulp off for a quarter of the inputs.)
     #[cfg(not(target_arch = "nvptx64"))]
     #[inline(always)]
     fn rsqrt(self) -> Self {
-        1.0 / libm::sqrtf(self)
+        (1.0 / libm::sqrt(self as f64)) as f32
     }
 
     #[inline(always)]

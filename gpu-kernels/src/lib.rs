@@ -1,4 +1,4 @@
-//! Direct-summation gravity and short-range (Lennard-Jones) kernels, written once in `no_std` Rust.
+//! Direct-summation gravity and short-range (pair potential) kernels, written once in `no_std` Rust.
 //!
 //! The same kernel bodies compile to PTX (`nvptx64-nvidia-cuda`, see
 //! `scripts/build-ptx.sh`) and to host code, where `nbody-host`'s emulator runs
@@ -24,7 +24,7 @@
 //! | [`scan`] | exclusive prefix sums over the grid (block scans, block sums) |
 //! | [`binning`] | short-range MD: the counting sort of bodies by cell |
 //! | [`neighbours`] | short-range MD: full neighbour lists from the cells |
-//! | [`lj`] | short-range MD: Lennard-Jones forces (and thermo sums) over the lists |
+//! | [`pair`] | short-range MD: pair potentials as data (one file per law), their force kernel over the lists |
 //! | [`entry`] | the kernel table: every entry point declared once |
 //!
 //! Every kernel has a generic body (`unsafe fn ...<E: Exec>`) in its family's
@@ -83,8 +83,8 @@ pub mod exec;
 pub mod hermite;
 pub mod integrate;
 pub mod interaction;
-pub mod lj;
 pub mod neighbours;
+pub mod pair;
 pub mod periodic;
 pub mod scan;
 pub mod shape;

@@ -341,13 +341,13 @@ pub unsafe fn ghost_count<E: Exec>(
 }
 
 /// Places the ghosts of body `p` at slots `goff[p] ..` (the exclusive scan
-/// of [`ghost_count`]): `src[g] = p`, `shift[g]`, and the ghost's position
-/// `pos[n + g] = x_p + shift[g]`. Slots at or past `gcap` are not written:
+/// of [`ghost_count`]): `src[g] = p`, `shift[g]`, the ghost's position
+/// `pos[n + g] = x_p + shift[g]` and its type `types[n + g] = types[p]`. Slots at or past `gcap` are not written:
 /// the host compares the scan total (`status[STATUS_GHOSTS]`) with `gcap`
 /// and grows the buffers.
 ///
 /// # Safety
-/// `pos` holds `n + gcap` elements, `goff` `n`, `src` and `shift` `gcap`;
+/// `pos` and `types` hold `n + gcap` elements, `goff` `n`, `src` and `shift` `gcap`;
 /// launched with [`shape::per_body`](crate::shape::per_body)`(n, ..)`.
 #[allow(
     clippy::too_many_arguments,
@@ -356,6 +356,7 @@ pub unsafe fn ghost_count<E: Exec>(
 pub unsafe fn ghost_place<E: Exec>(
     e: &E,
     pos: Global<Vec4>,
+    types: Global<u32>,
     goff: Global<u32>,
     src: Global<u32>,
     shift: Global<Vec4>,
@@ -374,6 +375,7 @@ pub unsafe fn ghost_place<E: Exec>(
         // disjoint), so no two threads write one element.
         unsafe {
             let x = e.load(pos, p);
+            let t = e.load(types, p);
             let mask = ghost_mask(x, l, rg);
             let base = e.load(goff, p);
             let mut r = 1;
@@ -384,6 +386,7 @@ pub unsafe fn ghost_place<E: Exec>(
                     e.store(src, g, p);
                     e.store(shift, g, s);
                     e.store(pos, n + g, Vec4::new(x.x + s.x, x.y + s.y, x.z + s.z, x.w));
+                    e.store(types, n + g, t);
                 }
                 r += 1;
             }

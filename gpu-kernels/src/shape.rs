@@ -171,9 +171,10 @@ pub const fn scan_sums(block: u32) -> LaunchShape {
     }
 }
 
-/// The Lennard-Jones force kernel: one thread per body; the `thermo`
-/// instance reduces three `f64` per thread in shared memory.
-pub const fn lj(n: u32, block: u32, thermo: bool) -> LaunchShape {
+/// The pair force kernels ([`pair::forces`](crate::pair::forces)): one
+/// thread per body; the `thermo` instance reduces three `f64` per thread in
+/// shared memory.
+pub const fn pair_forces(n: u32, block: u32, thermo: bool) -> LaunchShape {
     LaunchShape {
         grid: n.div_ceil(block),
         block,
@@ -181,9 +182,9 @@ pub const fn lj(n: u32, block: u32, thermo: bool) -> LaunchShape {
     }
 }
 
-/// Number of `f64` the thermo instance of the Lennard-Jones kernel writes:
+/// Number of `f64` the thermo instance of the pair force kernels writes:
 /// potential, virial and kinetic sums per block.
-pub const fn lj_partials(n: u32, block: u32) -> u32 {
+pub const fn pair_partials(n: u32, block: u32) -> u32 {
     3 * n.div_ceil(block)
 }
 

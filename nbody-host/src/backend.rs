@@ -9,7 +9,6 @@ use crate::cuda::CudaDevice;
 use crate::emulator::{EmulatedDevice, LaunchOptions};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::force::ForceLaw;
 use crate::hermite::fields::{BlockFields, CpuFields};
 use crate::hermite::{ForceJerk, HermiteForces, HermiteSettings, HermiteState, Precision};
 use crate::md::MdState;
@@ -195,7 +194,7 @@ pub(crate) fn create(
     params: &Params,
     md: Option<&MdState>,
 ) -> Result<(Box<dyn Engine>, Backend)> {
-    let short_range = matches!(params.force(), ForceLaw::LennardJones(_));
+    let short_range = params.force().cutoff().is_some();
     let (engine, resolved): (Box<dyn Engine>, Backend) = match backend {
         Backend::Cpu(tuning) if short_range => (
             Box::new(MdEngine::new(bodies, params, tuning, md)?),

@@ -40,7 +40,7 @@ use gpu_kernels::shape::MAX_BODIES;
 use crate::config::Params;
 use crate::engine::BackendKind;
 use crate::error::{Error, Result};
-use crate::force::{ForceLaw, Gravity};
+use crate::force::Gravity;
 
 /// Forces and potential between blocks of bodies on one device, without
 /// `G`. Sums are in `f32` (forces) and `f64` (potentials), each in an order
@@ -176,16 +176,7 @@ impl<B: BlockPairs> BlockForces for Checked<B> {
 /// Softened gravity's parameters, or [`Error::Unsupported`] for a force
 /// law the block-pair kernels do not evaluate.
 pub(crate) fn gravity_of(params: &Params) -> Result<Gravity> {
-    #[allow(
-        unreachable_patterns,
-        reason = "other force laws are coming (`#[non_exhaustive]`)"
-    )]
-    match params.force() {
-        ForceLaw::Gravity(g) => Ok(g),
-        other => Err(Error::Unsupported(format!(
-            "the block-pair primitive computes softened gravity only, not {other}"
-        ))),
-    }
+    params.gravity_for("the block-pair primitive")
 }
 
 /// Checks that `acc` matches `bodies` in length (`what` names them) and that

@@ -126,7 +126,9 @@ impl std::fmt::Display for Kernel {
 
 /// The physical and numerical parameters of a run, as the kernels see them
 /// (`f32`), validated once by [`Params::new`]: a `Params` value is always valid.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// `Clone`, not `Copy`: a pair potential's coefficient tables are shared
+/// behind it.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Params {
     dt: f32,
     /// `dt` as given: what the simulated time advances by.
@@ -189,8 +191,8 @@ impl Params {
     }
 
     /// The force law.
-    pub fn force(&self) -> ForceLaw {
-        self.force
+    pub fn force(&self) -> &ForceLaw {
+        &self.force
     }
 
     /// The GPU kernel family (and block size) that enumerates the pairs.
@@ -203,14 +205,22 @@ impl Params {
         self.integrator
     }
 
-    /// Softened gravity's parameters; for another force law (see
-    /// [`force`](Self::force)) the defaults, `G = 1` and softening `0.1`,
-    /// which nothing then uses.
-    pub fn gravity(&self) -> Gravity {
-        match self.force {
-            ForceLaw::Gravity(g) => g,
-            _ => Gravity::default(),
-        }
+    /// Softened gravity's parameters, or `None` when the force law is not
+    /// gravity (see [`force`](Self::force)).
+    pub fn gravity(&self) -> Option<Gravity> {
+        self.force.as_gravity().copied()
+    }
+
+    /// Softened gravity's parameters, or [`Error::Unsupported`] naming
+    /// `what` (the engine or primitive that evaluates gravity only) and the
+    /// force law it was given.
+    pub(crate) fn gravity_for(&self, what: &str) -> Result<Gravity> {
+        self.gravity().ok_or_else(|| {
+            Error::Unsupported(format!(
+                "{what} computes softened gravity only, not {}",
+                self.force
+            ))
+        })
     }
 
     /// The space: open (the default) or a periodic box.

@@ -4,19 +4,20 @@
 //! short-range forces) and from the integrator.
 
 use crate::error::{Error, Result};
+use crate::pair::{PairPotential, PairStyle};
 
 /// The pairwise force, with its parameters validated in `f32`.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum ForceLaw {
     /// Newtonian gravity with Plummer softening:
     /// `a_i = G sum_j m_j r_ij / (|r_ij|^2 + eps^2)^(3/2)`.
     Gravity(Gravity),
-    /// The Lennard-Jones 12-6 potential, truncated at a cutoff `r_c` and
-    /// optionally shifted to zero there:
-    /// `u(r) = 4 eps ((sigma/r)^12 - (sigma/r)^6) - u_shift` for `r < r_c`, 0 beyond.
-    /// Short-range molecular dynamics (see [`crate::md`]).
-    LennardJones(LennardJones),
+    /// A short-range pair potential with a cutoff per pair of atom types
+    /// (Lennard-Jones, Morse, ...: [`PairStyle`]), optionally shifted to
+    /// zero at the cutoff. Short-range molecular dynamics (see
+    /// [`crate::md`]).
+    Pair(PairPotential),
 }
 
 /// Softened gravity's parameters (see [`ForceLaw::Gravity`]).
@@ -111,159 +112,68 @@ impl Default for Gravity {
     }
 }
 
-/// Lennard-Jones parameters (see [`ForceLaw::LennardJones`]), validated in
-/// `f32`, the precision of the force loops.
-///
-/// In LJ reduced units (LAMMPS `units lj`) `epsilon = sigma = 1` and masses
-/// are 1; LAMMPS's `pair_style lj/cut 2.5` with `pair_modify shift no` is
-/// `LennardJones::new(1.0, 1.0, 2.5, false)`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct LennardJones {
-    epsilon: f32,
-    sigma: f32,
-    cutoff: f32,
-    shift: bool,
-}
-
-/// The constants of the force and energy loops, as LAMMPS's `lj/cut`
-/// names them: `F(r) r = r^-6 (lj1 r^-6 - lj2) / r^2 * r`, `u(r) = r^-6
-/// (lj3 r^-6 - lj4) - offset`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct LjCoefficients {
-    /// `48 eps sigma^12`.
-    pub lj1: f32,
-    /// `24 eps sigma^6`.
-    pub lj2: f32,
-    /// `4 eps sigma^12`.
-    pub lj3: f32,
-    /// `4 eps sigma^6`.
-    pub lj4: f32,
-    /// `u(r_c)` when shifted, else 0.
-    pub offset: f32,
-    /// `r_c^2`.
-    pub cutoff2: f32,
-}
-
-impl LennardJones {
-    /// Validates the well depth `epsilon`, the length `sigma` and the
-    /// cutoff `r_c` (each finite and `> 0`, also in `f32`, with
-    /// `48 eps sigma^12` a normal `f32`), naming a bad value
-    /// ([`Error::InvalidParameter`]). `shift` subtracts `u(r_c)` so the
-    /// potential is continuous at the cutoff (LAMMPS `pair_modify shift yes`);
-    /// forces are the same either way.
-    pub fn new(epsilon: f64, sigma: f64, cutoff: f64, shift: bool) -> Result<LennardJones> {
-        let positive = |name: &'static str, v: f64| {
-            let v32 = v as f32;
-            if v.is_finite() && v > 0.0 && v32.is_finite() && v32 >= f32::MIN_POSITIVE {
-                Ok(v32)
-            } else {
-                Err(Error::InvalidParameter {
-                    name,
-                    value: v,
-                    requirement: "must be finite and > 0 (a normal f32)",
-                })
-            }
-        };
-        let lj = LennardJones {
-            epsilon: positive("Lennard-Jones epsilon", epsilon)?,
-            sigma: positive("Lennard-Jones sigma", sigma)?,
-            cutoff: positive("Lennard-Jones cutoff", cutoff)?,
-            shift,
-        };
-        let lj1 = 48.0 * lj.epsilon as f64 * (lj.sigma as f64).powi(12);
-        if !(lj1 < f32::MAX as f64 && lj1 > f32::MIN_POSITIVE as f64) {
-            return Err(Error::InvalidParameter {
-                name: "Lennard-Jones 48 epsilon sigma^12",
-                value: lj1,
-                requirement: "must be a normal f32 (choose units where epsilon and sigma are near 1)",
-            });
-        }
-        Ok(lj)
-    }
-
-    /// The well depth `epsilon`.
-    pub fn epsilon(&self) -> f32 {
-        self.epsilon
-    }
-
-    /// The length scale `sigma` (`u(sigma) = 0`).
-    pub fn sigma(&self) -> f32 {
-        self.sigma
-    }
-
-    /// The cutoff `r_c`: pairs farther apart do not interact.
-    pub fn cutoff(&self) -> f32 {
-        self.cutoff
-    }
-
-    /// Whether the potential is shifted to zero at the cutoff.
-    pub fn shift(&self) -> bool {
-        self.shift
-    }
-
-    /// `u(r)` of the truncated (and, if set, shifted) potential, in `f64`
-    /// from the `f32` parameters: 0 at `r >= r_c`.
-    pub fn potential(&self, r: f64) -> f64 {
-        if r >= self.cutoff as f64 {
-            return 0.0;
-        }
-        let raw = |r: f64| {
-            let s6 = (self.sigma as f64 / r).powi(6);
-            4.0 * self.epsilon as f64 * (s6 * s6 - s6)
-        };
-        raw(r)
-            - if self.shift {
-                raw(self.cutoff as f64)
-            } else {
-                0.0
-            }
-    }
-
-    /// The constants of the `f32` loops.
-    pub(crate) fn coefficients(&self) -> LjCoefficients {
-        let (e, s) = (self.epsilon as f64, self.sigma as f64);
-        let (s6, s12) = (s.powi(6), s.powi(12));
-        let offset = if self.shift {
-            let x = (s / self.cutoff as f64).powi(6);
-            4.0 * e * (x * x - x)
-        } else {
-            0.0
-        };
-        LjCoefficients {
-            lj1: (48.0 * e * s12) as f32,
-            lj2: (24.0 * e * s6) as f32,
-            lj3: (4.0 * e * s12) as f32,
-            lj4: (4.0 * e * s6) as f32,
-            offset: offset as f32,
-            cutoff2: self.cutoff * self.cutoff,
-        }
-    }
-}
-
 impl ForceLaw {
     /// Softened gravity, validated ([`Gravity::new`]).
     pub fn gravity(g: f64, softening: f64) -> Result<ForceLaw> {
         Gravity::new(g, softening).map(ForceLaw::Gravity)
     }
 
-    /// Lennard-Jones, validated ([`LennardJones::new`]).
+    /// The Lennard-Jones 12-6 potential of one atom type,
+    /// `u(r) = 4 eps ((sigma/r)^12 - (sigma/r)^6)` for `r < r_c` (minus
+    /// `u(r_c)` if `shift`), validated: `epsilon`, `sigma` and `r_c` finite
+    /// and `> 0`, also in `f32`, with `48 eps sigma^12` a normal `f32`
+    /// ([`Error::InvalidParameter`] names a bad one).
+    ///
+    /// In LJ reduced units (LAMMPS `units lj`) `epsilon = sigma = 1` and
+    /// masses are 1; LAMMPS's `pair_style lj/cut 2.5` with `pair_modify
+    /// shift no` is `ForceLaw::lennard_jones(1.0, 1.0, 2.5, false)`.
     pub fn lennard_jones(epsilon: f64, sigma: f64, cutoff: f64, shift: bool) -> Result<ForceLaw> {
-        LennardJones::new(epsilon, sigma, cutoff, shift).map(ForceLaw::LennardJones)
+        ForceLaw::pair(PairStyle::LennardJones, &[epsilon, sigma], cutoff, shift)
     }
 
-    /// The distance beyond which bodies do not interact, if there is one.
+    /// Pair style `style` for one atom type: its coefficients in LAMMPS's
+    /// `pair_coeff` order, the cutoff and the shift, validated
+    /// ([`PairPotential::new`]).
+    pub fn pair(style: PairStyle, params: &[f64], cutoff: f64, shift: bool) -> Result<ForceLaw> {
+        PairPotential::new(style, params, cutoff, shift).map(ForceLaw::Pair)
+    }
+
+    /// The distance beyond which bodies do not interact (the longest over
+    /// the pairs of atom types), if there is one.
     pub fn cutoff(&self) -> Option<f32> {
         match self {
             ForceLaw::Gravity(_) => None,
-            ForceLaw::LennardJones(lj) => Some(lj.cutoff),
+            ForceLaw::Pair(p) => Some(p.max_cutoff()),
         }
     }
 
-    /// `"gravity"` or `"lennard-jones"`.
+    /// The default neighbour skin of a law with a cutoff
+    /// ([`PairPotential::default_skin`]); `None` without a cutoff.
+    pub fn default_skin(&self) -> Option<f64> {
+        self.as_pair().map(PairPotential::default_skin)
+    }
+
+    /// Softened gravity's parameters, or `None` for another law.
+    pub fn as_gravity(&self) -> Option<&Gravity> {
+        match self {
+            ForceLaw::Gravity(g) => Some(g),
+            _ => None,
+        }
+    }
+
+    /// The pair potential, or `None` for a long-range law.
+    pub fn as_pair(&self) -> Option<&PairPotential> {
+        match self {
+            ForceLaw::Pair(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// `"gravity"`, or the pair style's name (`"lj/cut"`, ...).
     pub fn name(&self) -> &'static str {
         match self {
             ForceLaw::Gravity(_) => "gravity",
-            ForceLaw::LennardJones(_) => "lennard-jones",
+            ForceLaw::Pair(p) => p.style().name(),
         }
     }
 }
@@ -278,14 +188,7 @@ impl std::fmt::Display for ForceLaw {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ForceLaw::Gravity(g) => write!(f, "gravity (G {}, softening {})", g.g, g.softening),
-            ForceLaw::LennardJones(lj) => write!(
-                f,
-                "lennard-jones (epsilon {}, sigma {}, cutoff {}, {})",
-                lj.epsilon,
-                lj.sigma,
-                lj.cutoff,
-                if lj.shift { "shifted" } else { "not shifted" }
-            ),
+            ForceLaw::Pair(p) => p.fmt(f),
         }
     }
 }
@@ -322,21 +225,18 @@ mod tests {
             (1.0, 1.0, 1e-50, "cutoff"),
             (1.0, 1e4, 2.5, "sigma^12"),
         ] {
-            let err = LennardJones::new(e, s, c, false).unwrap_err();
+            let err = ForceLaw::lennard_jones(e, s, c, false).unwrap_err();
             assert!(matches!(err, Error::InvalidParameter { .. }), "{err}");
             assert!(err.to_string().contains(name), "{err}");
         }
-        let lj = LennardJones::new(1.0, 1.0, 2.5, true).unwrap();
-        assert_eq!(lj.potential(2.5), 0.0);
-        assert!(lj.potential(2.4999).abs() < 1e-4);
-        // The minimum at 2^(1/6) sigma, depth eps, shifted by u(2.5) = -0.016317.
-        let u_min = lj.potential(2f64.powf(1.0 / 6.0));
-        assert!((u_min - (-1.0 + 0.016316891136)).abs() < 1e-9, "{u_min}");
-        let c = lj.coefficients();
-        assert_eq!(
-            (c.lj1, c.lj2, c.lj3, c.lj4, c.cutoff2),
-            (48.0, 24.0, 4.0, 4.0, 6.25)
-        );
+        let lj = ForceLaw::lennard_jones(1.0, 1.0, 2.5, true).unwrap();
+        assert_eq!(lj.cutoff(), Some(2.5));
+        assert!(lj.as_gravity().is_none());
+        let p = lj.as_pair().unwrap();
+        // The minimum at 2^(1/6) sigma, depth eps.
+        let at = p.reference(0, 0, 2f64.powf(1.0 / 3.0));
+        assert!((at.energy + 1.0).abs() < 1e-12, "{at:?}");
+        assert_eq!(lj.name(), "lj/cut");
     }
 
     #[test]

@@ -30,6 +30,7 @@
 //! | [`oracle`] | the `f64` all-pairs reference every backend is tested against |
 //! | [`md`] | short-range molecular dynamics: periodic boxes, neighbour lists, thermo |
 //! | [`hermite`] | collisional N-body: 4th-order Hermite with block time steps, f64 |
+//! | [`pair`] | short-range pair potentials (Lennard-Jones, ...) with coefficients per pair of atom types |
 //! | [`emulator`] | run any kernel body on CPU threads, with a race detector |
 //! | [`block_pair`] | forces and potential between two blocks of bodies, on every backend |
 //! | `distributed` | a run over MPI ranks, forces by a systolic ring (feature `mpi`) |
@@ -62,6 +63,7 @@ mod isa;
 pub mod md;
 mod memory;
 pub mod oracle;
+pub mod pair;
 // Launch plans: what the CUDA engine (feature `cuda`) and the emulator execute.
 mod plan;
 #[cfg(feature = "render")]
@@ -76,11 +78,12 @@ pub use config::{DEFAULT_BLOCK, Kernel, Params};
 pub use cpu::CpuTuning;
 pub use engine::BackendKind;
 pub use error::{Error, Result};
-pub use force::{ForceLaw, Gravity, LennardJones};
+pub use force::{ForceLaw, Gravity};
 pub use hermite::{HermiteSettings, HermiteStats, Precision};
 pub use integrator::Integrator;
 pub use isa::Isa;
 pub use md::{Boundary, Neighbours, Rebuild, Thermo};
+pub use pair::{PairPotential, PairStyle};
 pub use simulation::{Simulation, SimulationBuilder};
 pub use snapshot::Checkpoint;
 pub use state::{Bodies, Body, Energy, Momentum, State};

@@ -1,12 +1,19 @@
 //! A straightforward `f64` all-pairs reference: the oracle every backend and
 //! kernel is tested against: softened gravity ([`accelerations`],
-//! [`energy`], [`advance`]) and Lennard-Jones with the minimum image, the
-//! cutoff, the shift and the virial ([`lj_forces`], [`lj_energy_virial`],
-//! [`lj_advance`]).
+//! [`energy`], [`advance`]) and any pair potential with atom types, the
+//! minimum image, the cutoffs, the shift and the virial ([`Pair64`]:
+//! forces, energy and virial, velocity Verlet, and [`Pair64::evaluate`]
+//! with the error scales the tests derive their bounds from).
 //!
-//! Written independently of `gpu-kernels` (no shared code, no `f32`, no fast
-//! reciprocal square root), and simple enough to check by eye. `O(N^2)` per
-//! force evaluation, single-threaded: for validation, not for production runs.
+//! Gravity is written independently of `gpu-kernels` (no shared code, no
+//! `f32`, no fast reciprocal square root). A pair law's `f64` formula is its
+//! law file's [`PairSetup::reference`](gpu_kernels::pair::PairSetup::reference),
+//! the textbook formula from the user's coefficients, which shares nothing
+//! with the `f32` evaluation but the file (and LAMMPS checks both:
+//! `scripts/ci-lammps.sh`); everything around it (pairs, minimum image,
+//! cutoffs, shift, sums, integrator) is here. Simple enough to check by eye.
+//! `O(N^2)` per force evaluation, single-threaded: for validation, not for
+//! production runs.
 //!
 //! ```
 //! use nbody_host::oracle::{self, System64};
@@ -26,6 +33,9 @@
 //! ```
 
 use crate::integrator::Integrator;
+#[cfg(test)]
+use crate::pair::PairStyle;
+use crate::pair::{PairPotential, Reference};
 use crate::state::{Bodies, Energy};
 
 /// A system in `f64`.
@@ -163,32 +173,73 @@ fn drift(sys: &mut System64, dt: f64) {
     }
 }
 
-/// The Lennard-Jones parameters and the box of the LJ oracle, in `f64`
-/// (widened exactly from the `f32` values the engines use).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Lj64 {
-    /// `epsilon`.
-    pub epsilon: f64,
-    /// `sigma`.
-    pub sigma: f64,
-    /// The cutoff `r_c`.
-    pub cutoff: f64,
-    /// Whether `u` is shifted to 0 at `r_c`.
-    pub shift: bool,
-    /// Periodic box lengths (minimum image), or `None` for open space.
-    pub lengths: Option<[f64; 3]>,
+/// A pair potential and the box, the short-range oracle: the law's `f64`
+/// reference per pair of atom types (from the `f32` coefficients the
+/// engines use, widened exactly), the cutoffs and the shift, the minimum
+/// image.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pair64 {
+    potential: PairPotential,
+    lengths: Option<[f64; 3]>,
 }
 
-impl Lj64 {
-    /// From the validated parameters of a simulation.
-    pub fn new(lj: &crate::LennardJones, boundary: &crate::md::Boundary) -> Lj64 {
-        Lj64 {
-            epsilon: lj.epsilon() as f64,
-            sigma: lj.sigma() as f64,
-            cutoff: lj.cutoff() as f64,
-            shift: lj.shift(),
+/// Everything the oracle knows about a state: forces, energy, virial, and
+/// the scales of the `f32` rounding errors of each (the sums of the
+/// magnitudes of the terms, which cancel where a relative bound on the
+/// result would not hold).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Evaluation {
+    /// The force on each body (not divided by its mass).
+    pub force: Vec<[f64; 3]>,
+    /// Per body and component, `sum |F / r|_terms |d_k|` over its pairs:
+    /// the magnitudes an `f32` evaluation rounds.
+    pub scale: Vec<[f64; 3]>,
+    /// Per body, `sum |F / r|_terms (slope + 2)`: how much a position
+    /// error moves the body's force, per unit of error.
+    pub sensitivity: Vec<f64>,
+    /// Pairs within the cutoff, per body.
+    pub inside: Vec<usize>,
+    /// Potential energy (shifted if the potential is).
+    pub potential: f64,
+    /// `sum |u|_terms` over the pairs.
+    pub potential_scale: f64,
+    /// `sum |u|_terms slope / r` over the pairs.
+    pub potential_sensitivity: f64,
+    /// The virial `sum over pairs r_ij . F_ij`.
+    pub virial: f64,
+    /// `sum |F / r|_terms r^2` over the pairs.
+    pub virial_scale: f64,
+    /// `sum |F / r|_terms r (slope + 1)` over the pairs.
+    pub virial_sensitivity: f64,
+    /// The largest `|u(r_c)|` subtracted by the shift (0 unshifted).
+    pub offset: f64,
+    /// The smallest pair distance within a cutoff.
+    pub closest: f64,
+}
+
+impl Pair64 {
+    /// The potential of a simulation in its space (box lengths widened
+    /// from the `f32` the engines use).
+    pub fn new(potential: &PairPotential, boundary: &crate::md::Boundary) -> Pair64 {
+        Pair64 {
+            potential: potential.clone(),
             lengths: boundary.lengths().map(|l| l.map(|x| x as f32 as f64)),
         }
+    }
+
+    /// The pair potential.
+    pub fn potential(&self) -> &PairPotential {
+        &self.potential
+    }
+
+    /// The periodic box, if any.
+    pub fn lengths(&self) -> Option<[f64; 3]> {
+        self.lengths
+    }
+
+    /// The cutoff of types `i` and `j`.
+    pub fn cutoff(&self, i: u32, j: u32) -> f64 {
+        self.potential.coeff(i, j).cutoff() as f64
     }
 
     /// `x_j - x_i`, by the minimum image in a periodic box.
@@ -202,99 +253,172 @@ impl Lj64 {
         d
     }
 
-    /// `u(r)` (shifted if set) and `-du/dr / r`, both 0 at `r >= r_c`.
-    pub fn pair(&self, r2: f64) -> (f64, f64) {
-        if r2 >= self.cutoff * self.cutoff {
-            return (0.0, 0.0);
-        }
-        let u = |r2: f64| {
-            let s6 = (self.sigma * self.sigma / r2).powi(3);
-            4.0 * self.epsilon * (s6 * s6 - s6)
-        };
-        let s6 = (self.sigma * self.sigma / r2).powi(3);
-        let shift = if self.shift {
-            u(self.cutoff * self.cutoff)
-        } else {
-            0.0
-        };
-        (
-            u(r2) - shift,
-            24.0 * self.epsilon * (2.0 * s6 * s6 - s6) / r2,
-        )
+    /// The law's reference (unshifted) for types `i` and `j` at `r^2`, or
+    /// `None` at or beyond their cutoff.
+    pub fn reference(&self, i: u32, j: u32, r2: f64) -> Option<Reference> {
+        let rc = self.cutoff(i, j);
+        (r2 < rc * rc).then(|| self.potential.reference(i, j, r2))
     }
-}
 
-/// Lennard-Jones forces `F_i = sum_{j != i} -du/dr r_hat_ij` (not divided by
-/// the masses), every pair by the minimum image, `O(N^2)`.
-pub fn lj_forces(pos: &[[f64; 3]], lj: &Lj64) -> Vec<[f64; 3]> {
-    let n = pos.len();
-    let mut f = vec![[0.0f64; 3]; n];
-    for i in 0..n {
-        for j in 0..n {
-            if j == i {
-                continue;
-            }
-            // d = x_j - x_i; the force on i points away from j when repulsive.
-            let d = lj.separation(&pos[i], &pos[j]);
-            let (_, fpair) = lj.pair(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
-            for k in 0..3 {
-                f[i][k] -= fpair * d[k];
+    /// `u(r)` (shifted if set) and `F / r = -u'(r) / r`, both 0 at `r >= r_c`.
+    pub fn pair(&self, i: u32, j: u32, r2: f64) -> (f64, f64) {
+        match self.reference(i, j, r2) {
+            Some(r) => (r.energy - self.potential.offset(i, j), r.fpair),
+            None => (0.0, 0.0),
+        }
+    }
+
+    /// Forces `F_i = sum_{j != i} -u'(r) r_hat_ij` (not divided by the
+    /// masses), every pair by the minimum image, `O(N^2)`; `types` per body
+    /// (empty: all 0).
+    pub fn forces(&self, pos: &[[f64; 3]], types: &[u32]) -> Vec<[f64; 3]> {
+        let t = |i: usize| types.get(i).copied().unwrap_or(0);
+        let n = pos.len();
+        let mut f = vec![[0.0f64; 3]; n];
+        for i in 0..n {
+            for j in 0..n {
+                if j == i {
+                    continue;
+                }
+                // d = x_j - x_i; the force on i points away from j when repulsive.
+                let d = self.separation(&pos[i], &pos[j]);
+                let (_, fpair) = self.pair(t(i), t(j), d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+                for k in 0..3 {
+                    f[i][k] -= fpair * d[k];
+                }
             }
         }
+        f
     }
-    f
-}
 
-/// `U = sum_{i<j} u(r_ij)` and the virial `W = sum_{i<j} r_ij . F_ij`.
-pub fn lj_energy_virial(pos: &[[f64; 3]], lj: &Lj64) -> (f64, f64) {
-    let (mut u, mut w) = (0.0, 0.0);
-    for i in 0..pos.len() {
-        for j in i + 1..pos.len() {
-            let d = lj.separation(&pos[i], &pos[j]);
-            let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
-            let (uij, fpair) = lj.pair(r2);
-            u += uij;
-            w += fpair * r2;
+    /// `U = sum_{i<j} u(r_ij)` and the virial `W = sum_{i<j} r_ij . F_ij`.
+    pub fn energy_virial(&self, pos: &[[f64; 3]], types: &[u32]) -> (f64, f64) {
+        let t = |i: usize| types.get(i).copied().unwrap_or(0);
+        let (mut u, mut w) = (0.0, 0.0);
+        for i in 0..pos.len() {
+            for j in i + 1..pos.len() {
+                let d = self.separation(&pos[i], &pos[j]);
+                let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+                let (uij, fpair) = self.pair(t(i), t(j), r2);
+                u += uij;
+                w += fpair * r2;
+            }
         }
+        (u, w)
     }
-    (u, w)
+
+    /// Everything about `pos` (all pairs, minimum image, `r < r_c`), with
+    /// the error scales (see [`Evaluation`]).
+    #[allow(
+        clippy::needless_range_loop,
+        reason = "component loops read best indexed"
+    )]
+    pub fn evaluate(&self, pos: &[[f64; 3]], types: &[u32]) -> Evaluation {
+        let t = |i: usize| types.get(i).copied().unwrap_or(0);
+        let n = pos.len();
+        let mut e = Evaluation {
+            force: vec![[0.0; 3]; n],
+            scale: vec![[0.0; 3]; n],
+            sensitivity: vec![0.0; n],
+            inside: vec![0; n],
+            potential: 0.0,
+            potential_scale: 0.0,
+            potential_sensitivity: 0.0,
+            virial: 0.0,
+            virial_scale: 0.0,
+            virial_sensitivity: 0.0,
+            offset: 0.0,
+            closest: f64::INFINITY,
+        };
+        for i in 0..n {
+            for j in i + 1..n {
+                let d = self.separation(&pos[i], &pos[j]);
+                let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+                let Some(p) = self.reference(t(i), t(j), r2) else {
+                    continue;
+                };
+                let r = r2.sqrt();
+                let offset = self.potential.offset(t(i), t(j));
+                e.closest = e.closest.min(r);
+                e.offset = e.offset.max(offset.abs());
+                for b in [i, j] {
+                    e.sensitivity[b] += p.fpair_scale * (p.slope + 2.0);
+                    e.inside[b] += 1;
+                }
+                for k in 0..3 {
+                    // Force on i is along x_i - x_j = -d.
+                    e.force[i][k] -= p.fpair * d[k];
+                    e.force[j][k] += p.fpair * d[k];
+                    for b in [i, j] {
+                        e.scale[b][k] += p.fpair_scale * d[k].abs();
+                    }
+                }
+                e.potential += p.energy - offset;
+                e.potential_scale += p.energy_scale;
+                e.potential_sensitivity += p.energy_scale * p.slope / r;
+                e.virial += p.fpair * r2;
+                e.virial_scale += p.fpair_scale * r2;
+                e.virial_sensitivity += p.fpair_scale * r * (p.slope + 1.0);
+            }
+        }
+        e
+    }
+
+    /// All pairs `i < j` closer than `r` (minimum image), with their distance.
+    pub fn pairs_within(&self, pos: &[[f64; 3]], r: f64) -> Vec<(usize, usize, f64)> {
+        let mut out = Vec::new();
+        for i in 0..pos.len() {
+            for j in i + 1..pos.len() {
+                let d = self.separation(&pos[i], &pos[j]);
+                let rij = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+                if rij < r {
+                    out.push((i, j, rij));
+                }
+            }
+        }
+        out
+    }
+
+    /// LAMMPS's thermo quantities of `sys` (see [`crate::md::Thermo`]).
+    pub fn thermo(&self, sys: &System64, types: &[u32], step: u64) -> crate::md::Thermo {
+        let kinetic = energy_kinetic(sys);
+        let (potential, virial) = self.energy_virial(&sys.pos, types);
+        let volume = self.lengths.map(|l| l[0] * l[1] * l[2]);
+        crate::md::Thermo::from_sums(step, sys.pos.len(), kinetic, potential, virial, volume)
+    }
+
+    /// `steps` steps of velocity Verlet (leapfrog kick-drift-kick), `a = F /
+    /// m`; returns the total energy after each step. Positions are not
+    /// wrapped: the minimum image makes that unnecessary, and they stay the
+    /// unwrapped trajectory that a simulation reports as `x + image * L`.
+    pub fn advance(&self, sys: &mut System64, types: &[u32], dt: f64, steps: usize) -> Vec<f64> {
+        let accel = |sys: &System64| -> Vec<[f64; 3]> {
+            self.forces(&sys.pos, types)
+                .iter()
+                .zip(&sys.mass)
+                .map(|(f, m)| [f[0] / m, f[1] / m, f[2] / m])
+                .collect()
+        };
+        let mut energies = Vec::with_capacity(steps);
+        for _ in 0..steps {
+            let a = accel(sys);
+            kick(sys, &a, 0.5 * dt);
+            drift(sys, dt);
+            let a = accel(sys);
+            kick(sys, &a, 0.5 * dt);
+            energies.push(self.energy_virial(&sys.pos, types).0 + energy_kinetic(sys));
+        }
+        energies
+    }
 }
 
-/// LAMMPS's thermo quantities of `sys` (see [`crate::md::Thermo`]).
-pub fn lj_thermo(sys: &System64, lj: &Lj64, step: u64) -> crate::md::Thermo {
-    let kinetic = energy_kinetic(sys);
-    let (potential, virial) = lj_energy_virial(&sys.pos, lj);
-    let volume = lj.lengths.map(|l| l[0] * l[1] * l[2]);
-    crate::md::Thermo::from_sums(step, sys.pos.len(), kinetic, potential, virial, volume)
-}
-
-fn energy_kinetic(sys: &System64) -> f64 {
+/// `sum m v^2 / 2`.
+pub fn energy_kinetic(sys: &System64) -> f64 {
     sys.vel
         .iter()
         .zip(&sys.mass)
         .map(|(v, m)| 0.5 * m * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]))
         .sum()
-}
-
-/// `steps` steps of velocity Verlet (leapfrog kick-drift-kick) under
-/// Lennard-Jones forces, `a = F / m`. Positions are not wrapped: the minimum
-/// image makes that unnecessary, and they stay the unwrapped trajectory
-/// that a simulation reports as `x + image * L`.
-pub fn lj_advance(sys: &mut System64, lj: &Lj64, dt: f64, steps: usize) {
-    let accel = |sys: &System64| -> Vec<[f64; 3]> {
-        lj_forces(&sys.pos, lj)
-            .iter()
-            .zip(&sys.mass)
-            .map(|(f, m)| [f[0] / m, f[1] / m, f[2] / m])
-            .collect()
-    };
-    for _ in 0..steps {
-        let a = accel(sys);
-        kick(sys, &a, 0.5 * dt);
-        drift(sys, dt);
-        let a = accel(sys);
-        kick(sys, &a, 0.5 * dt);
-    }
 }
 
 #[cfg(test)]
@@ -337,29 +461,47 @@ mod tests {
 
     #[test]
     fn lj_pairs_follow_the_textbook_potential_with_minimum_image() {
-        let lj = Lj64 {
-            epsilon: 1.0,
-            sigma: 1.0,
-            cutoff: 2.5,
-            shift: false,
-            lengths: Some([10.0; 3]),
-        };
+        let boundary = crate::md::Boundary::cubic(10.0);
+        let pot = |shift| PairPotential::new(PairStyle::LennardJones, &[1.0, 1.0], 2.5, shift);
+        let lj = Pair64::new(&pot(false).unwrap(), &boundary);
         // The minimum of u at 2^(1/6): depth 1, no force.
         let r2 = 2f64.powf(1.0 / 3.0);
-        let (u, f) = lj.pair(r2);
+        let (u, f) = lj.pair(0, 0, r2);
         assert!((u + 1.0).abs() < 1e-12 && f.abs() < 1e-12, "{u} {f}");
         // Across the box face: 9.5 and 0.5 are 1 apart.
         let pos = [[9.5, 0.0, 0.0], [0.5, 0.0, 0.0]];
-        let f = lj_forces(&pos, &lj);
+        let f = lj.forces(&pos, &[]);
         assert!(
             (f[0][0] + 24.0).abs() < 1e-12 && (f[1][0] - 24.0).abs() < 1e-12,
             "{f:?}"
         );
-        let (u, w) = lj_energy_virial(&pos, &lj);
+        let (u, w) = lj.energy_virial(&pos, &[]);
         assert_eq!((u, w), (0.0, 24.0));
+        let e = lj.evaluate(&pos, &[]);
+        assert_eq!((e.potential, e.virial, e.force), (u, w, f));
         // Beyond the cutoff nothing; with the shift u(r_c) = 0.
-        assert_eq!(lj.pair(6.26), (0.0, 0.0));
-        let shifted = Lj64 { shift: true, ..lj };
-        assert!(shifted.pair(6.25 * (1.0 - 1e-12)).0.abs() < 1e-9);
+        assert_eq!(lj.pair(0, 0, 6.26), (0.0, 0.0));
+        let shifted = Pair64::new(&pot(true).unwrap(), &boundary);
+        assert!(shifted.pair(0, 0, 6.25 * (1.0 - 1e-12)).0.abs() < 1e-9);
+    }
+
+    #[test]
+    fn each_pair_of_types_has_its_own_coefficients_and_cutoff() {
+        let p = PairPotential::builder(PairStyle::LennardJones, 2)
+            .coeff(0, 0, &[1.0, 1.0], 2.5)
+            .coeff(0, 1, &[2.0, 1.0], 1.5)
+            .coeff(1, 1, &[1.0, 2.0], 5.0)
+            .build()
+            .unwrap();
+        let o = Pair64::new(&p, &crate::md::Boundary::Open);
+        let pos = [[0.0, 0.0, 0.0], [2.0, 0.0, 0.0], [0.0, 3.0, 0.0]];
+        // 0-1 at r = 2 is past the 0-1 cutoff 1.5; 0-2 at 3 is a 1-1 pair if
+        // both are type 1 (sigma 2: u(3) = 4 ((2/3)^12 - (2/3)^6)).
+        let (u, _) = o.energy_virial(&pos, &[1, 0, 1]);
+        let s6 = (2.0f64 / 3.0).powi(6);
+        assert!((u - 4.0 * (s6 * s6 - s6)).abs() < 1e-12, "{u}");
+        let (u0, _) = o.energy_virial(&pos, &[]);
+        let s6 = 0.5f64.powi(6);
+        assert!((u0 - 4.0 * (s6 * s6 - s6)).abs() < 1e-12, "{u0}");
     }
 }

@@ -102,7 +102,26 @@ impl Simulation {
         bodies.validate()?;
         if let ForceLaw::Gravity(_) = params.force() {
             // Launch-shape errors (grid too large) before any device work.
-            crate::plan::Plan::new(bodies.len(), params)?;
+            crate::plan::Plan::new(bodies.len(), params.clone())?;
+        }
+        if let Some(md) = &md {
+            match params.force().as_pair() {
+                Some(pair) => pair.check_types(&md.types)?,
+                None if !md.types.is_empty() => {
+                    return Err(Error::InvalidCombination(format!(
+                        "atom types pick a pair potential's coefficients; the force law is {}",
+                        params.force()
+                    )));
+                }
+                None => {}
+            }
+            if !md.types.is_empty() && md.types.len() != bodies.len() {
+                return Err(Error::InvalidCombination(format!(
+                    "{} atom types for {} bodies",
+                    md.types.len(),
+                    bodies.len()
+                )));
+            }
         }
         memory::check(
             bodies.len(),
@@ -116,6 +135,7 @@ impl Simulation {
             }
             None => backend::create(backend, &bodies, &params, md.as_ref())?,
         };
+        let boundary = params.boundary();
         Ok(Simulation {
             engine: Mutex::new(engine),
             backend,
@@ -126,7 +146,7 @@ impl Simulation {
             diverged: None,
             // The engine holds these very bits (unless it wrapped them into
             // a periodic box): no read-back needed.
-            mirror: match params.boundary() {
+            mirror: match boundary {
                 Boundary::Open => OnceLock::from(bodies),
                 _ => OnceLock::new(),
             },
@@ -414,6 +434,17 @@ impl Simulation {
     /// [`SimulationBuilder::md_state`]; `None` for gravity.
     pub fn md_state(&self) -> Result<Option<MdState>> {
         self.engine().md_state()
+    }
+
+    /// Each body's atom type (numbered from 0; see
+    /// [`SimulationBuilder::types`]): all 0 unless given.
+    pub fn types(&self) -> Result<Vec<u32>> {
+        let types = self.md_state()?.map(|m| m.types).unwrap_or_default();
+        Ok(if types.is_empty() {
+            vec![0; self.n]
+        } else {
+            types
+        })
     }
 
     /// Neighbour-list builds and the time split of a short-range run on

@@ -31,7 +31,11 @@ fn defaults_are_the_notebooks() {
     let p = sim.params();
     assert_eq!(*p, Params::default());
     assert_eq!(
-        (p.dt(), p.gravity().softening(), p.gravity().g()),
+        (
+            p.dt(),
+            p.gravity().unwrap().softening(),
+            p.gravity().unwrap().g()
+        ),
         (0.01, 0.1, 1.0)
     );
     assert_eq!(p.kernel(), Kernel::Tiled { block: 256 });
@@ -64,13 +68,13 @@ fn a_run_from_plain_arrays_follows_the_oracle() {
             .unwrap();
         sim.step(20).unwrap();
         let mut sys = System64::from_bodies(&bodies);
-        let params = *sim.params();
+        let params = sim.params().clone();
         oracle::advance(
             &mut sys,
             integrator,
             params.dt() as f64,
-            params.gravity().g() as f64,
-            params.gravity().softening() as f64,
+            params.gravity().unwrap().g() as f64,
+            params.gravity().unwrap().softening() as f64,
             20,
         );
         let state = sim.state().unwrap();
@@ -118,12 +122,12 @@ fn diagnostics_match_the_oracle() {
         .backend(Backend::cpu())
         .build()
         .unwrap();
-    let params = *sim.params();
+    let params = sim.params().clone();
     let sys = System64::from_bodies(&bodies);
     let want = oracle::energy(
         &sys,
-        params.gravity().g() as f64,
-        params.gravity().softening() as f64,
+        params.gravity().unwrap().g() as f64,
+        params.gravity().unwrap().softening() as f64,
     );
     let got = sim.energy().unwrap();
     assert!((got.kinetic - want.kinetic).abs() < 1e-6 * want.kinetic.abs());
@@ -134,8 +138,8 @@ fn diagnostics_match_the_oracle() {
     let want = oracle::accelerations(
         &sys.pos,
         &sys.mass,
-        params.gravity().g() as f64,
-        params.gravity().softening() as f64,
+        params.gravity().unwrap().g() as f64,
+        params.gravity().unwrap().softening() as f64,
     );
     let scale = want.iter().flatten().fold(0.0f64, |m, a| m.max(a.abs()));
     for (a, w) in acc.iter().zip(&want) {
@@ -355,7 +359,7 @@ fn integrate_to_refuses_a_step_below_the_clocks_resolution() {
         .unwrap();
     let mut checkpoint = nbody_host::Checkpoint {
         state: sim.state().unwrap(),
-        params: *sim.params(),
+        params: sim.params().clone(),
         backend: sim.backend(),
     };
     checkpoint.state.time = 1e17;

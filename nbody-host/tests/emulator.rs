@@ -399,3 +399,23 @@ fn every_block_of_the_grid_runs_once() {
     let expected: Vec<f32> = (1..=5 * 96).map(|i| i as f32).collect();
     assert_eq!(out.read::<f32>(), expected);
 }
+
+/// The emulator's `rsqrt` (the host's `f32` `Real::rsqrt`, which the kernel
+/// bodies call) is the software CUDA device's `rsqrt.approx.ftz.f32`: the
+/// correctly rounded `1/sqrt(x)`. Checked for every `f32` in `[1, 4)`
+/// (scaling by powers of 4 carries it to every normal input) and at the
+/// ends of the normal range, so a kernel that takes a square root through
+/// it (gravity; a pair law's `math::sqrt`) gives the same bits on both.
+#[test]
+fn the_emulators_rsqrt_is_the_software_devices() {
+    use nbody_host::gpu_kernels::Real;
+    let (lo, hi) = (1.0f32.to_bits(), 4.0f32.to_bits());
+    let ends = [f32::MIN_POSITIVE, 3.0e-30, 7.0e25, f32::MAX];
+    let mut wrong = 0u32;
+    for x in (lo..hi).map(f32::from_bits).chain(ends) {
+        if Real::rsqrt(x) != softcuda::fmath::rsqrt_f32(x) {
+            wrong += 1;
+        }
+    }
+    assert_eq!(wrong, 0, "{wrong} of {} inputs differ", hi - lo + 4);
+}

@@ -149,7 +149,7 @@ fn cpu_energy_matches_the_oracle_to_the_derived_bound() {
                     .build()
                     .unwrap();
                 let got = sim.energy().unwrap();
-                let p = sim.params().gravity();
+                let p = sim.params().gravity().unwrap();
                 let want = oracle::energy(
                     &System64::from_bodies(&bodies),
                     p.g() as f64,

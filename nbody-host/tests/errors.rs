@@ -285,7 +285,7 @@ fn diverged_reports_the_step_and_body() {
             time: 7.0,
             step: 7,
         },
-        params: *start.params(),
+        params: start.params().clone(),
         backend: nbody_host::BackendKind::Emulator,
     };
     let mut resumed = Simulation::from_checkpoint(checkpoint)
@@ -363,7 +363,7 @@ fn invalid_file() {
     // construction (private fields, validated by `Params::new`).
     let sim = build(ic::plummer(8, 1)).unwrap();
     let p = sim.params();
-    let e = Params::new(-1.0, p.force(), p.kernel(), p.integrator()).unwrap_err();
+    let e = Params::new(-1.0, p.force().clone(), p.kernel(), p.integrator()).unwrap_err();
     assert!(matches!(e, Error::InvalidTimeStep(-1.0)), "{e}");
     assert!(!f.exists() || Checkpoint::load(&f).is_err());
 }
@@ -400,7 +400,7 @@ fn step_counter_overflow_is_an_error_not_a_panic() {
             time: 0.0,
             step: u64::MAX - 1,
         },
-        params: *sim.params(),
+        params: sim.params().clone(),
         backend: nbody_host::BackendKind::Emulator,
     };
     let mut sim = Simulation::from_checkpoint(checkpoint)

@@ -216,7 +216,7 @@ fn what_the_hermite_engine_refuses_is_named() {
     for backend in [Backend::cpu(), Backend::emulator()] {
         let e = plummer(16)
             .integrator(hermite(0.02))
-            .force(lj)
+            .force(lj.clone())
             .backend(backend)
             .build()
             .unwrap_err();

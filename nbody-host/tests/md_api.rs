@@ -131,10 +131,11 @@ fn nonsense_combinations_and_bad_values_are_clear_errors() {
         .softening(0.25)
         .build()
         .unwrap();
-    assert_eq!(
-        (g.params().gravity().g(), g.params().gravity().softening()),
-        (2.0, 0.25)
-    );
+    let gp = g.params().gravity().unwrap();
+    assert_eq!((gp.g(), gp.softening()), (2.0, 0.25));
+    // A pair potential's parameters have no gravity to report.
+    let lj_sim = builder().force(lj()).build().unwrap();
+    assert_eq!(lj_sim.params().gravity(), None);
     assert_eq!(
         Integrator::from_name("velocity-verlet"),
         Some(Integrator::Leapfrog)
@@ -215,7 +216,8 @@ fn checkpoints_carry_the_box_images_and_neighbour_settings_and_resume_bit_identi
 fn version_3_checkpoints_still_load() {
     // A gravity checkpoint in this version's layout without sections is the
     // version 3 layout plus the 4-byte sections length after the f64 time
-    // step: rewrite it as version 3 and resume from it.
+    // step (versions 4 and 5 differ only in the sections they hold):
+    // rewrite it as version 3 and resume from it.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("g.ckpt");
     let mut sim = Simulation::builder(ic::plummer(50, 3))
@@ -226,7 +228,7 @@ fn version_3_checkpoints_still_load() {
     sim.step(3).unwrap();
     sim.save_checkpoint(&path).unwrap();
     let v4 = std::fs::read(&path).unwrap();
-    assert_eq!(u32::from_le_bytes(v4[8..12].try_into().unwrap()), 4);
+    assert_eq!(u32::from_le_bytes(v4[8..12].try_into().unwrap()), 5);
     let name_len = v4[8 + 4 + 8 + 8 + 8 + 4 + 4 + 4 + 1 + 4 + 1] as usize;
     let dt64_end = 55 + name_len + 8;
     assert_eq!(&v4[dt64_end..dt64_end + 4], &[0; 4], "no sections");
@@ -329,7 +331,7 @@ fn clones_continue_bit_identically_and_added_bodies_keep_the_images() {
 /// (a copy), never for the run, and the accelerations are the oracle's.
 #[test]
 fn semi_implicit_euler_and_reads_between_rebuilds() {
-    use nbody_host::oracle::{self, Lj64, System64};
+    use nbody_host::oracle::{Pair64, System64};
     let (atoms, boundary) = ic::fcc_lattice(4, 0.8442, 1.44, 4).unwrap();
     let run = || {
         Simulation::builder(atoms.clone())
@@ -345,11 +347,9 @@ fn semi_implicit_euler_and_reads_between_rebuilds() {
     assert_eq!(a.params().integrator(), Integrator::SemiImplicitEuler);
     a.step(30).unwrap();
     let acc = a.accelerations().unwrap();
-    let ForceLaw::LennardJones(law) = lj() else {
-        unreachable!()
-    };
+    let law = lj();
     let sys = System64::from_bodies(a.bodies().unwrap());
-    let want = oracle::lj_forces(&sys.pos, &Lj64::new(&law, &boundary));
+    let want = Pair64::new(law.as_pair().unwrap(), &boundary).forces(&sys.pos, &[]);
     for (g, w) in acc.iter().zip(&want) {
         let scale = w.iter().map(|x| x.abs()).fold(1.0, f64::max);
         assert!((g.x as f64 - w[0]).abs() < 1e-4 * scale, "{g} vs {w:?}");

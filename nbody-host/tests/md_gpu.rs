@@ -1,4 +1,5 @@
-//! Lennard-Jones through the GPU MD plan behind `Simulation`: on
+//! Pair potentials (Lennard-Jones, and a two-type mixture) through the GPU
+//! MD plan behind `Simulation`: on
 //! `Backend::Emulator` (always) and, with the `cuda` feature, on
 //! `Backend::Cuda` (module `cuda`, run on the software CUDA device by
 //! `scripts/ci-softcuda.sh`: `scripts/with-softcuda.sh cargo test -p
@@ -16,16 +17,38 @@
 //! against the CPU's; a checkpoint resumed on the same backend; the
 //! overlapping pair the CPU names; the combinations the GPU plan lacks.
 
-use nbody_host::md::{CellList, Lists};
-use nbody_host::oracle::{self, Lj64, System64};
-use nbody_host::{
-    Backend, Bodies, Boundary, Checkpoint, Error, ForceLaw, Integrator, Neighbours, Simulation, ic,
-};
+mod common;
 
-const ARITHMETIC: f64 = 2e-5;
+use common::pair_bounds;
+use nbody_host::md::{CellList, Lists};
+use nbody_host::oracle::{Pair64, System64};
+use nbody_host::{
+    Backend, Bodies, Boundary, Checkpoint, Error, ForceLaw, Integrator, Neighbours, PairPotential,
+    PairStyle, Simulation, ic,
+};
 
 fn law() -> ForceLaw {
     ForceLaw::lennard_jones(1.0, 1.0, 2.5, true).unwrap()
+}
+
+/// `style`'s example coefficients for `types` types (shifted), and the
+/// types of 256 bodies: one in five of the last type.
+fn example(style: PairStyle, types: u32) -> (ForceLaw, Vec<u32>) {
+    let pot = PairPotential::example(style, types, None, true).unwrap();
+    let t = (0..256)
+        .map(|i| if i % 5 == 4 { types - 1 } else { 0 })
+        .collect();
+    (ForceLaw::Pair(pot), t)
+}
+
+/// [`agrees_for`] for every style, with one atom type and two.
+fn every_style_agrees(backend: Backend) {
+    for &style in PairStyle::ALL {
+        for types in [1, 2] {
+            let (force, t) = example(style, types);
+            agrees_for(backend, force, &t);
+        }
+    }
 }
 
 fn build(
@@ -34,8 +57,20 @@ fn build(
     neighbours: Neighbours,
     backend: Backend,
 ) -> nbody_host::Result<Simulation> {
+    build_with(bodies, &[], law(), boundary, neighbours, backend)
+}
+
+fn build_with(
+    bodies: &Bodies,
+    types: &[u32],
+    force: ForceLaw,
+    boundary: Boundary,
+    neighbours: Neighbours,
+    backend: Backend,
+) -> nbody_host::Result<Simulation> {
     Simulation::builder(bodies.clone())
-        .force(law())
+        .force(force)
+        .types(types.to_vec())
         .boundary(boundary)
         .neighbours(neighbours)
         .integrator(Integrator::VELOCITY_VERLET)
@@ -50,40 +85,14 @@ fn melt(t: f64, seed: u64) -> (Bodies, Boundary) {
     ic::fcc_lattice(4, 0.8442, t, seed).unwrap()
 }
 
-/// Per-body force bounds, and the potential and virial bounds, of a state
-/// (`tests/md_oracle.rs` derives them).
-fn bounds(sys: &System64, o: &Lj64) -> (Vec<f64>, f64, f64) {
-    let n = sys.pos.len();
-    let extent = o.lengths.map_or(0.0, |l| l[0].max(l[1]).max(l[2]));
-    let delta = extent * 2f64.powi(-23);
-    let mut acc = vec![0.0; n];
-    let (mut potential, mut virial) = (0.0, 0.0);
-    for (i, bound) in acc.iter_mut().enumerate() {
-        for j in (0..n).filter(|&j| j != i) {
-            let d = o.separation(&sys.pos[i], &sys.pos[j]);
-            let r = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
-            if r >= o.cutoff {
-                continue;
-            }
-            let (s6, s12) = ((o.sigma / r).powi(6), (o.sigma / r).powi(12));
-            let force = (48.0 * s12 + 24.0 * s6) * o.epsilon / r;
-            let sep = 3f64.sqrt() * delta / r;
-            *bound += force * (13.0 * sep + ARITHMETIC) / sys.mass[i];
-            if i < j {
-                potential += 4.0 * o.epsilon * (s12 + s6) * (12.0 * sep + ARITHMETIC);
-                virial += force * r * (13.0 * sep + ARITHMETIC);
-            }
-        }
-    }
-    (acc, potential, virial)
-}
-
 /// `sim`'s accelerations, potential energy and virial against the oracle at
 /// its own state.
-fn check_oracle(sim: &Simulation, o: &Lj64, what: &str) {
+fn check_oracle(sim: &Simulation, o: &Pair64, what: &str) {
     let sys = System64::from_bodies(sim.bodies().unwrap());
-    let (acc_bound, u_bound, w_bound) = bounds(&sys, o);
-    let forces = oracle::lj_forces(&sys.pos, o);
+    let types = sim.types().unwrap();
+    let b = pair_bounds(&sys, &types, o);
+    let (acc_bound, u_bound, w_bound) = (b.acc, b.potential, b.virial);
+    let forces = o.forces(&sys.pos, &types);
     for (i, (a, f)) in sim.accelerations().unwrap().iter().zip(&forces).enumerate() {
         let want = f.map(|x| x / sys.mass[i]);
         let err = ((a.x as f64 - want[0]).powi(2)
@@ -96,7 +105,7 @@ fn check_oracle(sim: &Simulation, o: &Lj64, what: &str) {
             acc_bound[i]
         );
     }
-    let (u, w) = oracle::lj_energy_virial(&sys.pos, o);
+    let (u, w) = o.energy_virial(&sys.pos, &types);
     let t = sim.thermo().unwrap();
     let n = sys.pos.len() as f64;
     let du = (t.potential * n - u).abs();
@@ -129,16 +138,23 @@ fn max_separation(a: &Simulation, b: &Simulation, l: f32) -> f32 {
 /// steps with several list rebuilds; the trajectory, the image counters and
 /// the thermo output against the CPU's.
 fn agrees_with_the_cpu_and_the_oracle(backend: Backend) {
+    agrees_for(backend, law(), &[]);
+}
+
+/// [`agrees_with_the_cpu_and_the_oracle`] under `force`, the bodies of
+/// `types`.
+fn agrees_for(backend: Backend, force: ForceLaw, types: &[u32]) {
     let (atoms, boundary) = melt(1.44, 87287);
-    let ForceLaw::LennardJones(lj) = law() else {
-        unreachable!()
-    };
-    let o = Lj64::new(&lj, &boundary);
+    let types = &types[..types.len().min(atoms.len())];
+    let o = Pair64::new(force.as_pair().unwrap(), &boundary);
     let neighbours = Neighbours::cells(0.3);
-    let mut gpu = build(&atoms, boundary, neighbours, backend).unwrap();
-    let mut cpu = build(&atoms, boundary, neighbours, Backend::cpu()).unwrap();
+    let run = |b| build_with(&atoms, types, force.clone(), boundary, neighbours, b).unwrap();
+    let (mut gpu, mut cpu) = (run(backend), run(Backend::cpu()));
     assert_eq!(gpu.backend().name(), backend_name(backend));
-    assert_eq!(gpu.method(), "lj-cells");
+    let style = force.as_pair().unwrap().style();
+    assert_eq!(gpu.method(), style.method(true));
+    assert_eq!(cpu.method(), style.method(true));
+    assert_eq!(gpu.types().unwrap(), cpu.types().unwrap());
     check_oracle(&gpu, &o, "start");
     // Same positions: the thermo output differs by rounding only, each
     // within the oracle's bounds, so by at most twice them from each other.
@@ -148,7 +164,8 @@ fn agrees_with_the_cpu_and_the_oracle(backend: Backend) {
         "same velocities, both summed in f64"
     );
     assert_eq!(tg.temperature, tc.temperature);
-    let (_, u_bound, w_bound) = bounds(&System64::from_bodies(&atoms), &o);
+    let b = pair_bounds(&System64::from_bodies(&atoms), types, &o);
+    let (u_bound, w_bound) = (b.potential, b.virial);
     let (n, volume) = (atoms.len() as f64, boundary.volume().unwrap());
     let du = (tg.potential - tc.potential).abs();
     assert!(du <= 2.0 * u_bound / n, "{du:e}: {tg:?} vs {tc:?}");
@@ -333,6 +350,11 @@ mod emulator {
     }
 
     #[test]
+    fn every_style_with_one_type_and_two_agrees_with_the_cpu_and_the_oracle() {
+        every_style_agrees(EMULATOR);
+    }
+
+    #[test]
     fn lj_checkpoints_resume() {
         checkpoints_resume(EMULATOR);
     }
@@ -388,6 +410,11 @@ mod cuda {
     #[test]
     fn lj_agrees_with_the_cpu_and_the_oracle_through_rebuilds() {
         agrees_with_the_cpu_and_the_oracle(CUDA);
+    }
+
+    #[test]
+    fn every_style_with_one_type_and_two_agrees_with_the_cpu_and_the_oracle() {
+        every_style_agrees(CUDA);
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! Short-range molecular dynamics (Lennard-Jones) on the CPU backend
-//! against the `f64` oracle (`oracle::lj_forces`, `lj_energy_virial`,
-//! `lj_advance`): every enumeration (all pairs; cell and Verlet lists, half
+//! Short-range molecular dynamics (Lennard-Jones, one type and a
+//! two-type mixture) on the CPU backend against the `f64` oracle
+//! (`oracle::Pair64`: forces, energy and virial, velocity Verlet): every
+//! enumeration (all pairs; cell and Verlet lists, half
 //! with Newton's third law and full, both rebuild policies) on every
 //! instruction set this CPU has, for random and lattice states, `N` from 2
 //! to 2500, periodic boxes of 1, 2, 3 and many cells per side, open space,
@@ -20,19 +21,24 @@
 //!   `f32` products and differences, and the sum of at most 128 terms of a
 //!   list in `f32`: `4 * 2^-21 + (10 + 128) 2^-24 < 1e-5`, doubled to 2e-5.
 //!
-//! Both bound each term by its *magnitude*: `M = 48 eps sigma^12 r^-13 +
-//! 24 eps sigma^6 r^-7` for the force (the two parts cancel near the
-//! potential's minimum, so a relative bound on their difference would not
-//! hold), `4 eps sigma^12 r^-12 + 4 eps sigma^6 r^-6` for `u`, `M r` for the
-//! virial. Per body, `|a - a_ref| <= sum_j M_ij (13 sqrt(3) delta / r_ij +
-//! 2e-5) / m_i`; the potential and the virial likewise over the pairs. The
-//! totals are summed in `f64` (error negligible).
+//! Both bound each term by its *magnitude* (the law's reference gives them:
+//! `Reference::fpair_scale`, `energy_scale`, and `slope`, 13 for LJ's
+//! `r^-13`): `M = 48 eps sigma^12 r^-13 + 24 eps sigma^6 r^-7` for the
+//! force (the two parts cancel near the potential's minimum, so a relative
+//! bound on their difference would not hold), `4 eps sigma^12 r^-12 + 4 eps
+//! sigma^6 r^-6` for `u`, `M r` for the virial. Per body, `|a - a_ref| <=
+//! sum_j M_ij (slope sqrt(3) delta / r_ij + 2e-5) / m_i`; the potential and
+//! the virial likewise over the pairs. The totals are summed in `f64` (error
+//! negligible).
 
 use nbody_host::md::{CellList, Lists};
-use nbody_host::oracle::{self, Lj64, System64};
+mod common;
+
+use common::pair_bounds;
+use nbody_host::oracle::{Pair64, System64};
 use nbody_host::{
-    Backend, Bodies, Boundary, CpuTuning, Error, ForceLaw, Integrator, Isa, Neighbours, Simulation,
-    ic,
+    Backend, Bodies, Boundary, CpuTuning, Error, ForceLaw, Integrator, Isa, Neighbours,
+    PairPotential, PairStyle, Simulation, ic,
 };
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -40,11 +46,13 @@ use rand_chacha::ChaCha8Rng;
 const CUTOFF: f64 = 2.5;
 const SKIN: f64 = 0.3;
 
-/// Everything but the separation's rounding (see the module documentation).
-const ARITHMETIC: f64 = 2e-5;
-
 fn lj(shift: bool) -> ForceLaw {
     ForceLaw::lennard_jones(1.0, 1.0, CUTOFF, shift).unwrap()
+}
+
+/// The oracle of `force` in `boundary`.
+fn oracle_of(force: &ForceLaw, boundary: &Boundary) -> Pair64 {
+    Pair64::new(force.as_pair().expect("a pair potential"), boundary)
 }
 
 /// The enumerations under test: all pairs, and cell lists with half
@@ -111,8 +119,20 @@ fn build(
     tuning: CpuTuning,
     shift: bool,
 ) -> nbody_host::Result<Simulation> {
+    build_with(bodies, &[], lj(shift), boundary, neighbours, tuning)
+}
+
+fn build_with(
+    bodies: &Bodies,
+    types: &[u32],
+    force: ForceLaw,
+    boundary: Boundary,
+    neighbours: Neighbours,
+    tuning: CpuTuning,
+) -> nbody_host::Result<Simulation> {
     Simulation::builder(bodies.clone())
-        .force(lj(shift))
+        .force(force)
+        .types(types.to_vec())
         .boundary(boundary)
         .neighbours(neighbours)
         .integrator(Integrator::VELOCITY_VERLET)
@@ -121,57 +141,14 @@ fn build(
         .build()
 }
 
-/// Per-body force bounds and the energy and virial bounds of a state (see
-/// the module documentation), from the oracle in `f64`.
-struct Bounds {
-    acc: Vec<f64>,
-    potential: f64,
-    virial: f64,
-}
-
-fn bounds(sys: &System64, o: &Lj64) -> Bounds {
-    let n = sys.pos.len();
-    let extent = sys.pos.iter().flatten().fold(
-        o.lengths.map_or(0.0, |l| l[0].max(l[1]).max(l[2])),
-        |m, x| m.max(x.abs()),
-    );
-    let delta = extent * 2f64.powi(-23);
-    let mut acc = vec![0.0; n];
-    let (mut potential, mut virial) = (0.0, 0.0);
-    for (i, bound) in acc.iter_mut().enumerate() {
-        for j in 0..n {
-            if i == j {
-                continue;
-            }
-            let d = o.separation(&sys.pos[i], &sys.pos[j]);
-            let r = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
-            if r >= o.cutoff {
-                continue;
-            }
-            let (s6, s12) = ((o.sigma / r).powi(6), (o.sigma / r).powi(12));
-            let force = (48.0 * s12 + 24.0 * s6) * o.epsilon / r;
-            let sep = 3f64.sqrt() * delta / r;
-            *bound += force * (13.0 * sep + ARITHMETIC) / sys.mass[i];
-            if i < j {
-                potential += 4.0 * o.epsilon * (s12 + s6) * (12.0 * sep + ARITHMETIC);
-                virial += force * r * (13.0 * sep + ARITHMETIC);
-            }
-        }
-    }
-    Bounds {
-        acc,
-        potential,
-        virial,
-    }
-}
-
 /// Checks one simulation's accelerations, potential energy and virial
 /// against the oracle at its current state; returns the largest error as a
 /// fraction of its bound.
-fn check(sim: &Simulation, o: &Lj64, what: &str) -> f64 {
+fn check(sim: &Simulation, o: &Pair64, what: &str) -> f64 {
     let sys = System64::from_bodies(sim.bodies().unwrap());
-    let b = bounds(&sys, o);
-    let forces = oracle::lj_forces(&sys.pos, o);
+    let types = sim.types().unwrap();
+    let b = pair_bounds(&sys, &types, o);
+    let forces = o.forces(&sys.pos, &types);
     let acc = sim.accelerations().unwrap();
     let mut worst = 0.0f64;
     for (i, (a, f)) in acc.iter().zip(&forces).enumerate() {
@@ -187,7 +164,7 @@ fn check(sim: &Simulation, o: &Lj64, what: &str) -> f64 {
         );
         worst = worst.max(err / b.acc[i].max(f64::MIN_POSITIVE));
     }
-    let (u, w) = oracle::lj_energy_virial(&sys.pos, o);
+    let (u, w) = o.energy_virial(&sys.pos, &types);
     let t = sim.thermo().unwrap();
     let n = sys.pos.len() as f64;
     let (du, dw) = ((t.potential * n - u).abs(), (t.virial - w).abs());
@@ -223,10 +200,20 @@ fn check(sim: &Simulation, o: &Lj64, what: &str) -> f64 {
 /// on `bodies` in `boundary`, checks the start and, after `steps` steps, the
 /// state reached.
 fn all_enumerations(bodies: &Bodies, boundary: Boundary, steps: u64, bin: f64, what: &str) {
-    let ForceLaw::LennardJones(law) = lj(false) else {
-        unreachable!()
-    };
-    let o = Lj64::new(&law, &boundary);
+    all_enumerations_of(lj(false), &[], bodies, boundary, steps, bin, what);
+}
+
+/// [`all_enumerations`] under `force`, the bodies of `types`.
+fn all_enumerations_of(
+    force: ForceLaw,
+    types: &[u32],
+    bodies: &Bodies,
+    boundary: Boundary,
+    steps: u64,
+    bin: f64,
+    what: &str,
+) {
+    let o = oracle_of(&force, &boundary);
     for isa in Isa::available() {
         for neighbours in setups(bin) {
             let tuning = CpuTuning {
@@ -234,7 +221,8 @@ fn all_enumerations(bodies: &Bodies, boundary: Boundary, steps: u64, bin: f64, w
                 ..CpuTuning::default()
             };
             let what = format!("{what}, {isa}, {neighbours:?}");
-            let mut sim = build(bodies, boundary, neighbours, tuning, false).unwrap();
+            let mut sim =
+                build_with(bodies, types, force.clone(), boundary, neighbours, tuning).unwrap();
             let mut worst = check(&sim, &o, &what);
             if steps > 0 {
                 sim.step(steps).unwrap();
@@ -267,6 +255,41 @@ fn random_states_in_boxes_of_one_two_three_and_many_cells() {
         let what = format!("gas N = {n}, L = {l}, bins of {bin}");
         let steps = if n <= 1000 { 4 } else { 0 };
         all_enumerations(&bodies, Boundary::cubic(l as f64), steps, bin, &what);
+    }
+}
+
+/// Every pair style with its example coefficients (`PairPotential::example`),
+/// one atom type and two (every pair of types its own coefficients and
+/// cutoff, shifted; one body in five of type 1: the loops that gather each
+/// pair's row by type): random gases in boxes of 2, 3 and 7 cells per side,
+/// and an open cluster, through every enumeration and instruction set.
+#[test]
+fn every_style_with_one_type_and_two_in_boxes_and_open_space() {
+    for &style in PairStyle::ALL {
+        for types in [1, 2] {
+            let force = ForceLaw::Pair(PairPotential::example(style, types, None, true).unwrap());
+            for (n, l, seed, periodic) in [
+                (40, 6.0f32, 61, true),
+                (300, 9.0, 62, true),
+                (1000, 20.0, 63, true),
+                (300, 9.0, 64, false),
+            ] {
+                let bodies = gas(n, 0.0, l, periodic.then_some(l), 0.85, false, seed);
+                let t: Vec<u32> = (0..n as u32)
+                    .map(|i| if i % 5 == 4 { types - 1 } else { 0 })
+                    .collect();
+                let boundary = if periodic {
+                    Boundary::cubic(l as f64)
+                } else {
+                    Boundary::Open
+                };
+                let what = format!(
+                    "{} x {types} types, N = {n}, L = {l}, periodic {periodic}",
+                    style.name()
+                );
+                all_enumerations_of(force.clone(), &t, &bodies, boundary, 4, 0.0, &what);
+            }
+        }
     }
 }
 
@@ -391,9 +414,6 @@ fn cell_sides_equal_to_the_list_range_and_a_cutoff_of_half_the_box() {
     // r_c = L / 2 exactly: allowed for all pairs (the minimum image is unique).
     let l = 2.0 * CUTOFF;
     let bodies = gas(30, 0.0, l as f32, Some(l as f32), 0.85, true, 32);
-    let ForceLaw::LennardJones(law) = lj(false) else {
-        unreachable!()
-    };
     let boundary = Boundary::cubic(l);
     let sim = build(
         &bodies,
@@ -403,7 +423,7 @@ fn cell_sides_equal_to_the_list_range_and_a_cutoff_of_half_the_box() {
         false,
     )
     .unwrap();
-    check(&sim, &Lj64::new(&law, &boundary), "r_c = L / 2");
+    check(&sim, &oracle_of(&lj(false), &boundary), "r_c = L / 2");
     let e = build(
         &bodies,
         boundary,
@@ -457,10 +477,7 @@ fn the_shifted_potential_changes_the_energy_not_the_forces() {
         plain.accelerations().unwrap(),
         shifted.accelerations().unwrap()
     );
-    let ForceLaw::LennardJones(law) = lj(true) else {
-        unreachable!()
-    };
-    let o = Lj64::new(&law, &boundary);
+    let o = oracle_of(&lj(true), &boundary);
     check(&shifted, &o, "shifted");
     // u(r_c) = 4 (2.5^-12 - 2.5^-6) per pair within the cutoff.
     let sys = System64::from_bodies(plain.bodies().unwrap());
@@ -490,12 +507,9 @@ fn the_shifted_potential_changes_the_energy_not_the_forces() {
 #[test]
 fn trajectories_follow_the_oracle() {
     let (atoms, boundary) = ic::fcc_lattice(4, 0.8442, 1.44, 6).unwrap();
-    let ForceLaw::LennardJones(law) = lj(false) else {
-        unreachable!()
-    };
-    let o = Lj64::new(&law, &boundary);
+    let o = oracle_of(&lj(false), &boundary);
     let mut sys = System64::from_bodies(&atoms);
-    oracle::lj_advance(&mut sys, &o, 0.005, 20);
+    o.advance(&mut sys, &[], 0.005, 20);
     let l = boundary.lengths().unwrap()[0] as f32 as f64;
     for neighbours in setups(0.0) {
         let mut sim = Simulation::builder(atoms.clone())

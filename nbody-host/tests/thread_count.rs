@@ -74,13 +74,24 @@ fn cpu_results_are_bit_identical_on_1_2_3_and_5_threads() {
     }
 }
 
-/// Short-range forces (Lennard-Jones in a periodic box): every enumeration
-/// gives the same bits of positions, velocities, image counters and thermo
-/// sums on 1, 2, 3 and 5 threads, through list rebuilds and reorders.
+/// Short-range forces (Lennard-Jones in a periodic box, one atom type and
+/// a two-type mixture): every enumeration gives the same bits of
+/// positions, velocities, image counters and thermo sums on 1, 2, 3 and 5
+/// threads, through list rebuilds and reorders.
 #[test]
 fn lennard_jones_results_are_bit_identical_on_1_2_3_and_5_threads() {
     use nbody_host::md::{CellList, Lists};
-    use nbody_host::{Boundary, ForceLaw};
+    use nbody_host::{Boundary, ForceLaw, PairPotential, PairStyle};
+
+    // in.lj's Lennard-Jones, and every style's example with two types.
+    let mut laws = vec![(
+        ForceLaw::lennard_jones(1.0, 1.0, 2.5, false).unwrap(),
+        false,
+    )];
+    for &style in PairStyle::ALL {
+        let two = PairPotential::example(style, 2, Some(2.5), false).unwrap();
+        laws.push((ForceLaw::Pair(two), true));
+    }
 
     let pools: Vec<(usize, rayon::ThreadPool)> = [1, 2, 3, 5]
         .into_iter()
@@ -107,14 +118,20 @@ fn lennard_jones_results_are_bit_identical_on_1_2_3_and_5_threads() {
             });
             enumerations.extend([c, c.every(10)]);
         }
-        for neighbours in enumerations {
+        let mixed: Vec<u32> = (0..atoms.len()).map(|i| u32::from(i % 5 == 4)).collect();
+        for (neighbours, (force, typed)) in enumerations
+            .iter()
+            .flat_map(|&e| laws.iter().map(move |l| (e, l)))
+        {
+            let types = if *typed { mixed.clone() } else { Vec::new() };
             let runs: Vec<(usize, Vec<u64>)> = pools
                 .iter()
                 .map(|(t, pool)| {
                     let atoms = atoms.clone();
                     let bits = pool.install(|| {
                         let mut sim = Simulation::builder(atoms)
-                            .force(ForceLaw::lennard_jones(1.0, 1.0, 2.5, false).unwrap())
+                            .force(force.clone())
+                            .types(types.clone())
                             .boundary(boundary)
                             .neighbours(neighbours)
                             .integrator(Integrator::VELOCITY_VERLET)
@@ -160,8 +177,9 @@ fn lennard_jones_results_are_bit_identical_on_1_2_3_and_5_threads() {
                 assert_eq!(
                     differing,
                     0,
-                    "{cells}^3 cells, {neighbours:?}: {threads} threads differ from 1 thread in \
+                    "{cells}^3 cells, {neighbours:?}, {}: {threads} threads differ from 1 thread in \
                      {differing} of {} values",
+                    force,
                     first.len()
                 );
             }

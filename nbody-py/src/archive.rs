@@ -215,7 +215,7 @@ impl Record {
         let asked = options::backend(py, backend)?;
         let builder = self.snapshot.clone().builder().backend(asked);
         let sim = py.detach(|| builder.build()).map_err(|e| to_py(py, e))?;
-        if !is_short_range(&sim.params().force()) {
+        if !is_short_range(sim.params().force()) {
             crate::run::warn_if_cpu(py, asked, &sim)?;
         }
         wrap_any(py, sim)

@@ -97,13 +97,23 @@ impl Simulation {
     /// Plummer softening length.
     #[getter]
     fn softening(slf: PyRef<'_, Self>) -> f32 {
-        slf.as_super().sim.params().gravity().softening()
+        slf.as_super()
+            .sim
+            .params()
+            .gravity()
+            .unwrap_or_default()
+            .softening()
     }
 
     /// Gravitational constant (float32, as the kernels use it).
     #[getter(G)]
     fn g(slf: PyRef<'_, Self>) -> f32 {
-        slf.as_super().sim.params().gravity().g()
+        slf.as_super()
+            .sim
+            .params()
+            .gravity()
+            .unwrap_or_default()
+            .g()
     }
 
     /// ``"simt"``, ``"tiled"`` or ``"triangle"``.
@@ -141,8 +151,8 @@ impl Simulation {
             sim.time(),
             sim.steps_done(),
             p.dt_f64(),
-            p.gravity().softening(),
-            p.gravity().g(),
+            p.gravity().unwrap_or_default().softening(),
+            p.gravity().unwrap_or_default().g(),
             p.kernel().name(),
             p.integrator().name(),
             sim.backend().to_string()

@@ -204,13 +204,13 @@ pub(crate) fn resume(
     let asked = options::backend(py, backend)?;
     let (checkpoint, md) = Checkpoint::load_with_md(path).map_err(|e| to_py(py, e))?;
     let force = checkpoint.params.force();
-    if is_short_range(&force) != short_range {
+    if is_short_range(force) != short_range {
         return Err(invalid(
             py,
             format!(
                 "{}: a checkpoint of a {force} run: load it with nbody.{}.load_checkpoint",
                 path.display(),
-                class_name(&force)
+                class_name(force)
             ),
         ));
     }
@@ -241,7 +241,7 @@ fn class_name(force: &ForceLaw) -> &'static str {
 
 /// `sim` as the Python class of its force law.
 pub(crate) fn wrap_any(py: Python<'_>, sim: Simulation) -> PyResult<Py<PyAny>> {
-    Ok(if is_short_range(&sim.params().force()) {
+    Ok(if is_short_range(sim.params().force()) {
         crate::md::LennardJones::wrap(py, sim)?.into_any()
     } else {
         crate::gravity::Simulation::wrap(py, sim)?.into_any()

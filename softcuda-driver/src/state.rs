@@ -1,4 +1,7 @@
 //! The driver's state and semantics, behind the C functions of `api.rs`.
+//! (Over 600 lines: the queue, its ordering and every operation's
+//! execution share the `Driver` and `Context` state; the clocks are in
+//! `order.rs`.)
 //!
 //! # The hostile ordering
 //!
@@ -25,6 +28,16 @@
 //!
 //! With `SOFTCUDA_ORDERING=eager` everything runs at the call instead.
 //!
+//! # Overlap and races between operations
+//!
+//! Operations that CUDA does not order ([`crate::order`]: two created
+//! streams, a non-blocking stream and the legacy stream, with no event or
+//! host synchronisation between them) may overlap on hardware. The race
+//! detector checks each launch and copy against the accesses of the earlier
+//! operations it does not follow (its tags no longer reset per launch
+//! there), and in the adversarial schedule launches forced together run
+//! together, their blocks interleaved.
+//!
 //! # Errors
 //!
 //! Kernel faults (illegal or misaligned addresses, races, traps, barrier
@@ -35,16 +48,21 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-use softcuda::{LaunchConfig, LaunchOptions, Module, Schedule};
+use softcuda::{LaunchConfig, LaunchOptions, Module, OpLaunch, RaceCheck, Schedule};
 
 use crate::config::{Config, Ordering};
 use crate::errors::*;
 use crate::log::Log;
+use crate::order::{self, Vc};
 
 /// `CU_STREAM_NON_BLOCKING`
 pub const STREAM_NON_BLOCKING: u32 = 1;
 /// `CU_EVENT_DISABLE_TIMING`
 pub const EVENT_DISABLE_TIMING: u32 = 2;
+
+/// Concurrent earlier operations a launch or copy is race-checked against,
+/// at most (the latest ones).
+const CONCURRENT_KEPT: usize = 64;
 
 /// Which stream an operation is queued on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -103,6 +121,8 @@ struct Pending {
     deps: Vec<u64>,
     work: Work,
     queried: bool,
+    /// What happens before it ([`crate::order`]).
+    vc: Vc,
 }
 
 /// A context: its device memory, queue and sticky error.
@@ -118,6 +138,19 @@ pub struct Context {
     pending: BTreeMap<u64, Pending>,
     next_op: u64,
     legacy_tail: Option<u64>,
+    /// The clock of the legacy stream's last operation.
+    legacy_vc: Vc,
+    /// What the host has waited for.
+    host_vc: Vc,
+    /// Every operation queued so far.
+    all_vc: Vc,
+    /// Operations run that later ones may not follow, per stream key (in
+    /// the order they ran, which is their stream's order).
+    done: BTreeMap<u32, Vec<u64>>,
+    /// How many `done` held after it was last pruned.
+    done_kept: usize,
+    /// The clocks of queued operations and of those in `done`.
+    vcs: HashMap<u64, Vc>,
     /// Modelled device time, seconds.
     pub clock: f64,
     /// Kernels run.
@@ -166,6 +199,8 @@ pub struct StreamEntry {
     /// Priority.
     pub priority: i32,
     tail: Option<u64>,
+    /// The clock of its last operation.
+    vc: Vc,
 }
 
 /// An event.
@@ -181,6 +216,8 @@ pub struct EventEntry {
     /// Modelled time at which the record ran.
     pub time: Option<f64>,
     queried: bool,
+    /// The clock of the last record.
+    vc: Vc,
 }
 
 /// The whole driver.
@@ -253,6 +290,12 @@ impl Driver {
                 pending: BTreeMap::new(),
                 next_op: 1,
                 legacy_tail: None,
+                legacy_vc: Vc::default(),
+                host_vc: Vc::default(),
+                all_vc: Vc::default(),
+                done: BTreeMap::new(),
+                done_kept: 32,
+                vcs: HashMap::new(),
                 clock: 0.0,
                 launches: 0,
                 limits: HashMap::new(),
@@ -312,22 +355,28 @@ impl Driver {
         }
     }
 
-    /// Queues `work` on `stream` with CUDA's ordering; runs it at once in
-    /// eager mode. Returns the operation's id.
+    /// Queues `work` on `stream` with CUDA's ordering (plus `after`, an
+    /// event's record and its clock); runs it at once in eager mode.
+    /// Returns the operation's id.
     fn enqueue(
         &mut self,
         ctx: u32,
         stream: StreamRef,
         work: Work,
-        extra_dep: Option<u64>,
+        after: Option<(Option<u64>, Vc)>,
     ) -> R<u64> {
-        let mut deps: Vec<u64> = extra_dep.into_iter().collect();
+        let mut deps: Vec<u64> = Vec::new();
         let blocking = self.blocking(stream);
-        let blocking_tails: Vec<u64> = if stream == StreamRef::Legacy {
+        let mut vc = Vc::default();
+        if let Some((dep, event_vc)) = after {
+            deps.extend(dep);
+            vc.join(&event_vc);
+        }
+        let blocking_tails: Vec<(Option<u64>, Vc)> = if stream == StreamRef::Legacy {
             self.streams
                 .values()
                 .filter(|s| s.ctx == ctx && s.flags & STREAM_NON_BLOCKING == 0)
-                .filter_map(|s| s.tail)
+                .map(|s| (s.tail, s.vc.clone()))
                 .collect()
         } else {
             Vec::new()
@@ -335,15 +384,21 @@ impl Driver {
         let c = self.ctx(ctx)?;
         let id = c.next_op;
         c.next_op += 1;
+        vc.join(&c.host_vc);
         match stream {
             StreamRef::Legacy => {
                 deps.extend(c.legacy_tail);
-                deps.extend(blocking_tails);
+                vc.join(&c.legacy_vc);
+                for (t, v) in blocking_tails {
+                    deps.extend(t);
+                    vc.join(&v);
+                }
                 c.legacy_tail = Some(id);
             }
             StreamRef::Id(_) => {
                 if blocking {
                     deps.extend(c.legacy_tail);
+                    vc.join(&c.legacy_vc);
                 }
             }
         }
@@ -351,9 +406,18 @@ impl Driver {
             && let Some(e) = self.streams.get_mut(&s)
         {
             deps.extend(e.tail);
+            vc.join(&e.vc);
+            vc.add(order::key(stream), id);
             e.tail = Some(id);
+            e.vc = vc.clone();
         }
         let c = self.contexts.get_mut(&ctx).expect("checked");
+        vc.add(order::key(stream), id);
+        if stream == StreamRef::Legacy {
+            c.legacy_vc = vc.clone();
+        }
+        c.all_vc.join(&vc);
+        c.vcs.insert(id, vc.clone());
         deps.retain(|d| c.pending.contains_key(d));
         c.pending.insert(
             id,
@@ -362,16 +426,36 @@ impl Driver {
                 deps,
                 work,
                 queried: false,
+                vc,
             },
         );
         if self.config.ordering == Ordering::Eager {
-            self.complete(ctx, id)?;
+            self.run_up_to(ctx, id)?;
         }
         Ok(id)
     }
 
-    /// Runs operation `op` and everything it depends on.
+    /// The host waited for operation `op`: everything it queues from now on
+    /// follows `op` and what preceded it.
+    fn observe(&mut self, ctx: u32, op: u64) {
+        if let Some(c) = self.contexts.get_mut(&ctx)
+            && let Some(vc) = c.vcs.get(&op).cloned()
+        {
+            c.host_vc.join(&vc);
+        }
+    }
+
+    /// Runs operation `op` and everything it depends on, and the host waits
+    /// for it.
     pub fn complete(&mut self, ctx: u32, op: u64) -> R<()> {
+        let r = self.run_up_to(ctx, op);
+        self.observe(ctx, op);
+        r
+    }
+
+    /// Runs operation `op` and everything it depends on (launches CUDA lets
+    /// overlap together, in the adversarial schedule).
+    fn run_up_to(&mut self, ctx: u32, op: u64) -> R<()> {
         let c = self.contexts.get_mut(&ctx).ok_or(INVALID_CONTEXT)?;
         let mut need = BTreeSet::new();
         let mut stack = vec![op];
@@ -385,7 +469,12 @@ impl Driver {
         // Dependencies always have smaller ids: ascending order is a valid
         // execution order.
         for x in need {
-            self.execute(ctx, x)?;
+            let group = self.overlapping(ctx, x);
+            if group.len() > 1 {
+                self.execute_launches(ctx, &group)?;
+            } else {
+                self.execute(ctx, x)?;
+            }
         }
         match self.contexts.get(&ctx).and_then(|c| c.sticky) {
             Some(e) => Err(e),
@@ -404,7 +493,10 @@ impl Driver {
             .copied()
             .collect::<Vec<_>>();
         for op in last {
-            self.complete(ctx, op)?;
+            self.run_up_to(ctx, op)?;
+        }
+        if let Some(c) = self.contexts.get_mut(&ctx) {
+            c.host_vc = c.all_vc.clone();
         }
         match self.contexts.get(&ctx).and_then(|c| c.sticky) {
             Some(e) => Err(e),
@@ -436,7 +528,13 @@ impl Driver {
     fn query(&mut self, ctx: u32, op: Option<u64>) -> R<()> {
         let c = self.ctx(ctx)?;
         match op.and_then(|o| c.pending.get_mut(&o)) {
-            None => Ok(()),
+            None => {
+                // Done: the host now knows it.
+                if let Some(o) = op {
+                    self.observe(ctx, o);
+                }
+                Ok(())
+            }
             Some(p) if !p.queried => {
                 p.queried = true;
                 Err(NOT_READY)
@@ -445,13 +543,255 @@ impl Driver {
         }
     }
 
+    /// The launches queued after launch `x` that may run together with it:
+    /// in the adversarial schedule, those whose dependencies have all run
+    /// and that follow no member of the group (CUDA lets them overlap; on
+    /// hardware they would be running already, forced or not). Otherwise
+    /// just `x`.
+    fn overlapping(&self, ctx: u32, x: u64) -> Vec<u64> {
+        const MOST: usize = 8;
+        let mut group = vec![x];
+        if !matches!(self.config.schedule, Schedule::Adversarial { .. }) {
+            return group;
+        }
+        let Some(c) = self.contexts.get(&ctx) else {
+            return group;
+        };
+        let launch = |o: &u64| {
+            c.pending
+                .get(o)
+                .filter(|p| matches!(p.work, Work::Launch { .. }))
+        };
+        if launch(&x).is_none() {
+            return group;
+        }
+        // The next queued operations only (a long queue on one stream would
+        // make this quadratic).
+        for y in c.pending.range(x + 1..).map(|(y, _)| y).take(256) {
+            let Some(py) = launch(y) else {
+                continue;
+            };
+            if py.deps.iter().any(|d| c.pending.contains_key(d))
+                || group
+                    .iter()
+                    .any(|m| py.vc.covers(order::key(c.pending[m].stream), *m))
+            {
+                continue;
+            }
+            group.push(*y);
+            if group.len() == MOST {
+                break;
+            }
+        }
+        group
+    }
+
+    /// Earlier operations that the operation with clock `vc` does not
+    /// follow (for the race detector): the latest [`CONCURRENT_KEPT`] of
+    /// them (an older one left out is taken as ordered: a race with it may
+    /// be missed, none is invented).
+    fn concurrent_with(c: &Context, vc: &Vc) -> Vec<u32> {
+        let mut out: Vec<u64> = Vec::new();
+        for (&k, ops) in &c.done {
+            let known = vc.latest(k);
+            let first = ops.partition_point(|&a| a <= known);
+            out.extend(&ops[first..]);
+        }
+        out.sort_unstable_by(|a, b| b.cmp(a));
+        out.truncate(CONCURRENT_KEPT);
+        out.into_iter().map(|a| a as u32).collect()
+    }
+
+    /// Operation `op` ran: later operations that do not follow it are
+    /// checked against it. Forgets those that every queued and every future
+    /// operation follows (what the host waited for, when each queued
+    /// operation follows it too).
+    fn retire(&mut self, ctx: u32, op: u64, key: u32) {
+        let Some(c) = self.contexts.get_mut(&ctx) else {
+            return;
+        };
+        c.done.entry(key).or_default().push(op);
+        let total: usize = c.done.values().map(Vec::len).sum();
+        if total >= 2 * c.done_kept {
+            for (&k, ops) in c.done.iter_mut() {
+                let floor = c
+                    .pending
+                    .values()
+                    .map(|p| p.vc.latest(k))
+                    .fold(c.host_vc.latest(k), u64::min);
+                ops.retain(|&a| a > floor);
+            }
+            c.done.retain(|_, ops| !ops.is_empty());
+            c.done_kept = c.done.values().map(Vec::len).sum::<usize>().max(32);
+            let done: BTreeSet<u64> = c.done.values().flatten().copied().collect();
+            c.vcs
+                .retain(|o, _| done.contains(o) || c.pending.contains_key(o));
+        }
+    }
+
+    /// Runs the launches `ops` together (one, or several CUDA lets overlap).
+    fn execute_launches(&mut self, ctx: u32, ops: &[u64]) -> R<()> {
+        struct One {
+            op: u64,
+            stream: String,
+            module: Arc<Module>,
+            index: usize,
+            cfg: LaunchConfig,
+            params: Vec<u8>,
+            concurrent: Vec<u32>,
+        }
+        let c = self.contexts.get_mut(&ctx).ok_or(INVALID_CONTEXT)?;
+        let mut taken = Vec::new();
+        for &o in ops {
+            if let Some(p) = c.pending.remove(&o) {
+                taken.push((o, p));
+            }
+        }
+        if c.sticky.is_some() {
+            return Ok(());
+        }
+        let c = self.contexts.get(&ctx).expect("checked");
+        let mut group = Vec::new();
+        let mut retired = Vec::new();
+        for (op, p) in taken {
+            let key = order::key(p.stream);
+            retired.push((op, key));
+            let Work::Launch {
+                function,
+                cfg,
+                params,
+            } = p.work
+            else {
+                continue;
+            };
+            let Some(f) = self.functions.get(&function) else {
+                continue;
+            };
+            let Some(m) = self.modules.get(&f.module) else {
+                continue;
+            };
+            group.push(One {
+                op,
+                stream: match p.stream {
+                    StreamRef::Legacy => "legacy stream".to_owned(),
+                    StreamRef::Id(s) => format!("stream {s}"),
+                },
+                module: Arc::clone(&m.module),
+                index: f.index,
+                cfg,
+                params,
+                concurrent: Self::concurrent_with(c, &p.vc),
+            });
+        }
+        let c = self.contexts.get_mut(&ctx).expect("checked");
+        c.launches += group.len() as u64;
+        let schedule = match self.config.schedule {
+            Schedule::Adversarial { seed } => Schedule::Adversarial {
+                seed: seed.wrapping_add(c.launches),
+            },
+            s => s,
+        };
+        let opts = LaunchOptions {
+            schedule,
+            races: self.config.races,
+            max_warp_instructions: self.config.max_instructions,
+            shared_limit: self.config.shared_optin,
+        };
+        let launches: Vec<OpLaunch> = group
+            .iter()
+            .map(|g| OpLaunch {
+                kernel: &g.module.kernels[g.index],
+                cfg: g.cfg,
+                params: &g.params,
+                op: g.op as u32,
+                concurrent: g.concurrent.clone(),
+                name: format!(
+                    "kernel {} on {} (op {})",
+                    g.module.kernels[g.index].name, g.stream, g.op
+                ),
+            })
+            .collect();
+        let first_launch = c.launches + 1 - group.len() as u64;
+        let result = c.dev.launch_ops(&launches, &opts);
+        match result {
+            Ok(all) => {
+                for (k, (g, stats)) in group.iter().zip(all).enumerate() {
+                    let kernel = &g.module.kernels[g.index];
+                    let (op, stream, cfg) = (g.op, &g.stream, g.cfg);
+                    let secs = c.dev.arch.model_seconds(&stats, cfg.blocks());
+                    c.clock += secs;
+                    let launch_no = first_launch + k as u64;
+                    let json = format!(
+                        "{{\"op\":{op},\"launch\":{launch_no},\"kernel\":\"{}\",\"grid\":[{},{},{}],\"block\":[{},{},{}],\"dynamic_shared\":{},\"stream\":\"{stream}\",\"arch\":\"{}\",\"schedule\":\"{}\",{},\"modelled_seconds\":{secs:.9e},\"time_is_modelled\":true}}",
+                        kernel.name,
+                        cfg.grid[0],
+                        cfg.grid[1],
+                        cfg.grid[2],
+                        cfg.block[0],
+                        cfg.block[1],
+                        cfg.block[2],
+                        cfg.dynamic_shared,
+                        c.dev.arch.name,
+                        match schedule {
+                            Schedule::Deterministic => "deterministic".to_owned(),
+                            Schedule::Adversarial { seed } => format!("adversarial:{seed}"),
+                        },
+                        stats.json_fields()
+                    );
+                    self.log.stats(&json);
+                    self.log.trace(|| {
+                        format!(
+                            "op {op}: ran {} on {stream}{}: {} warp-instructions, {} shared wavefronts, {} global sectors (modelled {:.3} us)",
+                            kernel.name,
+                            if group.len() > 1 {
+                                format!(" overlapped with {} other launches", group.len() - 1)
+                            } else {
+                                String::new()
+                            },
+                            stats.warp_instructions,
+                            stats.shared_wavefronts,
+                            stats.global_sectors,
+                            secs * 1e6
+                        )
+                    });
+                }
+            }
+            Err((i, e)) => {
+                let code = e.code.cu_result();
+                if e.code.sticky() {
+                    c.sticky = Some(code);
+                    c.pending.clear();
+                }
+                let g = &group[i];
+                self.log.notice(&format!(
+                    "op {}: launch of {} on {} failed with {}: {} (the error is sticky: every later call in this context returns it)",
+                    g.op,
+                    g.module.kernels[g.index].name,
+                    g.stream,
+                    name(code),
+                    e.message
+                ));
+                return Err(code);
+            }
+        }
+        for (op, key) in retired {
+            self.retire(ctx, op, key);
+        }
+        Ok(())
+    }
+
     fn execute(&mut self, ctx: u32, op: u64) -> R<()> {
         let Some(c) = self.contexts.get_mut(&ctx) else {
             return Err(INVALID_CONTEXT);
         };
-        let Some(p) = c.pending.remove(&op) else {
-            return Ok(());
-        };
+        match c.pending.get(&op) {
+            None => return Ok(()),
+            Some(p) if matches!(p.work, Work::Launch { .. }) => {
+                return self.execute_launches(ctx, &[op]);
+            }
+            Some(_) => {}
+        }
+        let p = c.pending.remove(&op).expect("pending");
         if c.sticky.is_some() {
             return Ok(());
         }
@@ -459,84 +799,51 @@ impl Driver {
             StreamRef::Legacy => "legacy stream".to_owned(),
             StreamRef::Id(s) => format!("stream {s}"),
         };
-        match p.work {
-            Work::Launch {
-                function,
-                cfg,
-                params,
+        // The race detector: a copy against the operations it does not follow.
+        let accesses: Vec<(u64, usize, bool, &str)> = match &p.work {
+            Work::HtoD { dst, src } => {
+                let len = match src {
+                    HostSrc::Staged(v) => v.len(),
+                    HostSrc::Pinned(_, len) => *len,
+                };
+                vec![(*dst, len, true, "host-to-device copy")]
+            }
+            Work::DtoH { src, len, .. } => vec![(*src, *len, false, "device-to-host copy")],
+            Work::DtoD { dst, src, len } => vec![
+                (*src, *len, false, "device-to-device copy"),
+                (*dst, *len, true, "device-to-device copy"),
+            ],
+            Work::Memset {
+                dst,
+                pattern,
+                count,
             } => {
-                let Some(f) = self.functions.get(&function) else {
-                    return Ok(());
-                };
-                let Some(m) = self.modules.get(&f.module) else {
-                    return Ok(());
-                };
-                let module = Arc::clone(&m.module);
-                let kernel = &module.kernels[f.index];
-                let c = self.contexts.get_mut(&ctx).expect("checked");
-                c.launches += 1;
-                let schedule = match self.config.schedule {
-                    Schedule::Adversarial { seed } => Schedule::Adversarial {
-                        seed: seed.wrapping_add(c.launches),
-                    },
-                    s => s,
-                };
-                let opts = LaunchOptions {
-                    schedule,
-                    races: self.config.races,
-                    max_warp_instructions: self.config.max_instructions,
-                    shared_limit: self.config.shared_optin,
-                };
-                match c.dev.launch(kernel, &cfg, &params, &opts) {
-                    Ok(stats) => {
-                        let secs = c.dev.arch.model_seconds(&stats, cfg.blocks());
-                        c.clock += secs;
-                        let launch_no = c.launches;
-                        let json = format!(
-                            "{{\"op\":{op},\"launch\":{launch_no},\"kernel\":\"{}\",\"grid\":[{},{},{}],\"block\":[{},{},{}],\"dynamic_shared\":{},\"stream\":\"{stream}\",\"arch\":\"{}\",\"schedule\":\"{}\",{},\"modelled_seconds\":{secs:.9e},\"time_is_modelled\":true}}",
-                            kernel.name,
-                            cfg.grid[0],
-                            cfg.grid[1],
-                            cfg.grid[2],
-                            cfg.block[0],
-                            cfg.block[1],
-                            cfg.block[2],
-                            cfg.dynamic_shared,
-                            c.dev.arch.name,
-                            match schedule {
-                                Schedule::Deterministic => "deterministic".to_owned(),
-                                Schedule::Adversarial { seed } => format!("adversarial:{seed}"),
-                            },
-                            stats.json_fields()
-                        );
-                        self.log.stats(&json);
-                        self.log.trace(|| {
-                            format!(
-                                "op {op}: ran {} on {stream}: {} warp-instructions, {} shared wavefronts, {} global sectors (modelled {:.3} us)",
-                                kernel.name,
-                                stats.warp_instructions,
-                                stats.shared_wavefronts,
-                                stats.global_sectors,
-                                secs * 1e6
-                            )
-                        });
-                    }
-                    Err(e) => {
-                        let code = e.code.cu_result();
-                        if e.code.sticky() {
-                            c.sticky = Some(code);
-                            c.pending.clear();
-                        }
-                        self.log.notice(&format!(
-                            "op {op}: launch of {} on {stream} failed with {}: {} (the error is sticky: every later call in this context returns it)",
-                            kernel.name,
-                            name(code),
-                            e.message
-                        ));
-                        return Err(code);
-                    }
+                vec![(*dst, *count as usize * pattern.len(), true, "memset")]
+            }
+            _ => Vec::new(),
+        };
+        if self.config.races == RaceCheck::All && !accesses.is_empty() {
+            let concurrent = Self::concurrent_with(c, &p.vc);
+            for (addr, len, write, what) in accesses {
+                let name = format!("{what} of {len} bytes on {stream} (op {op})");
+                if let Err(e) =
+                    c.dev
+                        .check_copy(op as u32, &name, &concurrent, addr, len as u64, write)
+                {
+                    let code = e.code.cu_result();
+                    c.sticky = Some(code);
+                    c.pending.clear();
+                    self.log.notice(&format!(
+                        "op {op}: {} (the error is sticky: every later call in this context returns it)",
+                        e.message
+                    ));
+                    return Err(code);
                 }
             }
+        }
+        let key = order::key(p.stream);
+        match p.work {
+            Work::Launch { .. } => unreachable!("launches run in execute_launches"),
             Work::HtoD { dst, src } => {
                 let data: &[u8] = match &src {
                     HostSrc::Staged(v) => v,
@@ -607,6 +914,7 @@ impl Driver {
             }
             Work::Wait => {}
         }
+        self.retire(ctx, op, key);
         Ok(())
     }
 
@@ -972,8 +1280,14 @@ impl Driver {
     pub fn record(&mut self, event: u32, stream: StreamRef) -> R<()> {
         let ctx = self.events.get(&event).ok_or(INVALID_HANDLE)?.ctx;
         let op = self.enqueue(ctx, stream, Work::Record { event }, None)?;
+        let vc = self.contexts[&ctx]
+            .vcs
+            .get(&op)
+            .cloned()
+            .unwrap_or_default();
         let e = self.events.get_mut(&event).expect("checked");
         e.op = Some(op);
+        e.vc = vc;
         e.time = None;
         e.recorded = true;
         e.queried = false;
@@ -986,7 +1300,11 @@ impl Driver {
         let ctx = e.ctx;
         match e.op {
             Some(op) => self.complete(ctx, op),
-            None => self.ctx(ctx).map(|_| ()),
+            None => {
+                let vc = e.vc.clone();
+                self.ctx(ctx)?.host_vc.join(&vc);
+                Ok(())
+            }
         }
     }
 
@@ -995,7 +1313,11 @@ impl Driver {
         let e = self.events.get_mut(&event).ok_or(INVALID_HANDLE)?;
         let ctx = e.ctx;
         match e.op {
-            None => self.ctx(ctx).map(|_| ()),
+            None => {
+                let vc = e.vc.clone();
+                self.ctx(ctx)?.host_vc.join(&vc);
+                Ok(())
+            }
             Some(_) if !e.queried => {
                 e.queried = true;
                 self.ctx(ctx)?;
@@ -1008,8 +1330,8 @@ impl Driver {
     /// `cuStreamWaitEvent`: later work on `stream` waits for the event's record.
     pub fn wait_event(&mut self, ctx: u32, stream: StreamRef, event: u32) -> R<()> {
         let e = self.events.get(&event).ok_or(INVALID_HANDLE)?;
-        let dep = e.op;
-        self.enqueue(ctx, stream, Work::Wait, dep)?;
+        let after = (e.op, e.vc.clone());
+        self.enqueue(ctx, stream, Work::Wait, Some(after))?;
         Ok(())
     }
 
@@ -1052,6 +1374,7 @@ impl Driver {
                 recorded: false,
                 time: None,
                 queried: false,
+                vc: Vc::default(),
             },
         );
         Ok(id)
@@ -1076,6 +1399,7 @@ impl Driver {
                 flags,
                 priority,
                 tail: None,
+                vc: Vc::default(),
             },
         );
         self.log.trace(|| {
@@ -1140,8 +1464,13 @@ mod tests {
     use super::*;
 
     fn driver(ordering: Ordering) -> (Driver, u32) {
+        driver_with(ordering, RaceCheck::All)
+    }
+
+    fn driver_with(ordering: Ordering, races: RaceCheck) -> (Driver, u32) {
         let config = Config {
             ordering,
+            races,
             log: crate::config::LogTarget::Off,
             ..Config::default()
         };
@@ -1159,7 +1488,17 @@ mod tests {
 
     #[test]
     fn legacy_copies_complete_late_and_non_blocking_streams_do_not_wait() {
+        // The race detector reports the unordered copies.
         let (mut d, ctx) = driver(Ordering::Hostile);
+        let p = d.ctx(ctx).unwrap().dev.memory.alloc(8).unwrap();
+        d.copy_htod(ctx, p, &[1, 2, 3, 4, 5, 6, 7, 8], None)
+            .unwrap();
+        let s = d.create_stream(ctx, STREAM_NON_BLOCKING, 0).unwrap();
+        let q = d.ctx(ctx).unwrap().dev.memory.alloc(8).unwrap();
+        d.copy_dtod(ctx, q, p, 8, Some(StreamRef::Id(s))).unwrap();
+        assert_eq!(d.synchronize(ctx), Err(719));
+        // Unchecked, the copy on the stream reads what was there before.
+        let (mut d, ctx) = driver_with(Ordering::Hostile, RaceCheck::Off);
         let p = d.ctx(ctx).unwrap().dev.memory.alloc(8).unwrap();
         d.copy_htod(ctx, p, &[1, 2, 3, 4, 5, 6, 7, 8], None)
             .unwrap();
@@ -1236,7 +1575,8 @@ mod tests {
 
     #[test]
     fn eager_ordering_runs_everything_at_once() {
-        let (mut d, ctx) = driver(Ordering::Eager);
+        // (The copies are not ordered by CUDA: unchecked here.)
+        let (mut d, ctx) = driver_with(Ordering::Eager, RaceCheck::Off);
         let p = d.ctx(ctx).unwrap().dev.memory.alloc(8).unwrap();
         d.copy_htod(ctx, p, &[1; 8], None).unwrap();
         let s = d.create_stream(ctx, STREAM_NON_BLOCKING, 0).unwrap();

@@ -1,4 +1,5 @@
-//! Running one block: the two schedules.
+//! Running one block: the two schedules. (Over 600 lines by a little: the
+//! SIMT stack and per-thread mode share the barrier and collective rules.)
 //!
 //! **Deterministic**: warps run one after another in index order, each in
 //! lockstep with a SIMT reconvergence stack (a divergent branch runs the
@@ -12,6 +13,8 @@
 //! alone for a random number of instructions, so threads of one warp drift
 //! arbitrarily far apart between synchronisation points. Warp collectives
 //! (`bar.warp.sync`, `shfl.sync`, `vote.sync`) wait for their member lanes.
+//! Blocks are resident together and interleave (`sched.rs` picks the
+//! block of each time slice; `lanes_step` runs it).
 //!
 //! A deterministic block whose warp meets a collective in divergent code
 //! continues in per-thread mode with a fixed order (lowest warp, lowest
@@ -262,6 +265,7 @@ fn try_collective(
         if members == live {
             warp.wepoch += 1;
             env.stats.warp_barriers += 1;
+            env.warp_synced(warp);
         }
     } else {
         exec::exec_collective(env, warp, inst, members);
@@ -272,6 +276,17 @@ fn try_collective(
         ready.push((warp.index, m as u8));
     }
     Ok(())
+}
+
+/// A `bar.sync` opened: the block's threads learn what any of them
+/// acquired through memory.
+fn block_synced(env: &mut Env, warps: &mut [Warp]) {
+    let threads = env.consts.ntid.iter().product();
+    if !env.sync.threads.is_empty() && env.sync.barrier(threads) {
+        for w in warps {
+            w.know = w.valid;
+        }
+    }
 }
 
 /// Opens the block barrier if every live thread waits at it.
@@ -346,6 +361,7 @@ fn release_barrier(
     }
     env.bepoch += 1;
     env.stats.barriers += 1;
+    block_synced(env, warps);
     for (w, ls) in warps.iter().zip(states.iter_mut()) {
         for l in lanes_of(w.valid) {
             ls.pc[l] += 1;
@@ -356,157 +372,16 @@ fn release_barrier(
     Ok(true)
 }
 
-/// Per-thread mode for the whole block, `rng` choosing the interleaving
-/// (`None`: lowest warp, lowest pc first, lanes at one pc together).
-fn run_lanes(
-    env: &mut Env,
-    warps: &mut [Warp],
-    mut states: Vec<LaneState>,
-    mut rng: Option<&mut Rng>,
-    budget: &mut u64,
-) -> Result<(), Fault> {
-    let mut ready: Vec<(u32, u8)> = Vec::new();
-    for (w, ls) in warps.iter().zip(states.iter()) {
-        for l in lanes_of(w.valid) {
-            if ls.st[l] == Status::Ready {
-                ready.push((w.index, l as u8));
-            }
-        }
-    }
-    // Collectives already waiting (from a SIMT warp switched to this mode).
-    loop {
-        if ready.is_empty() {
-            if release_barrier(env, warps, &mut states, &mut ready)? {
-                continue;
-            }
-            // Nothing ready and no barrier to open: done or deadlocked.
-            for (w, ls) in warps.iter().zip(states.iter()) {
-                for l in lanes_of(w.valid) {
-                    if ls.st[l] != Status::Exited {
-                        let pc = ls.pc[l];
-                        return sync_fault(
-                            format!(
-                                "deadlock: thread {} waits at {} (line {}) for lanes that exited or wait elsewhere",
-                                w.thread[l],
-                                env.kernel.opcode_of(pc),
-                                env.kernel.line_of(pc)
-                            ),
-                            pc,
-                            Some(w.thread[l]),
-                        );
-                    }
-                }
-            }
-            return Ok(());
-        }
-        // Pick a group: one random thread, or the lowest ready warp's lanes
-        // at its lowest pc.
-        let (wi, group, slice) = match rng.as_deref_mut() {
-            Some(r) => {
-                let k = r.below(ready.len() as u64) as usize;
-                let (w, l) = ready.swap_remove(k);
-                // Short slices most of the time, long ones sometimes.
-                let slice = if r.below(4) == 0 {
-                    1 + r.below(2000)
-                } else {
-                    1 + r.below(12)
-                };
-                (w as usize, 1u32 << l, slice)
-            }
-            None => {
-                let w = ready.iter().map(|&(w, _)| w).min().expect("ready") as usize;
-                let ls = &states[w];
-                let pc = ready
-                    .iter()
-                    .filter(|&&(x, _)| x as usize == w)
-                    .map(|&(_, l)| ls.pc[l as usize])
-                    .min()
-                    .expect("ready lane");
-                let mut group = 0u32;
-                ready.retain(|&(x, l)| {
-                    if x as usize == w && ls.pc[l as usize] == pc {
-                        group |= 1 << l;
-                        false
-                    } else {
-                        true
-                    }
-                });
-                (w, group, u64::MAX)
-            }
-        };
-        let warp = &mut warps[wi];
-        let ls = &mut states[wi];
-        let l0 = group.trailing_zeros() as usize;
-        let before = env.stats.warp_instructions;
-        let stop = exec::run(
-            env,
-            warp,
-            ls.pc[l0],
-            group,
-            NO_PC,
-            slice.min(*budget),
-            false,
-        )?;
-        let used = env.stats.warp_instructions - before;
-        *budget = budget.saturating_sub(used);
-        match stop {
-            Stop::Reconverge => unreachable!("no reconvergence point in per-thread mode"),
-            Stop::Budget { pc } => {
-                if *budget == 0 {
-                    return Err(Fault {
-                        kind: FaultKind::InstructionLimit(env.stats.warp_instructions),
-                        pc,
-                        thread: None,
-                    });
-                }
-                for l in lanes_of(group) {
-                    ls.pc[l] = pc;
-                    ready.push((wi as u32, l as u8));
-                }
-            }
-            Stop::Diverge { pc, taken, target } => {
-                env.stats.divergent_branches += 1;
-                for l in lanes_of(group) {
-                    ls.pc[l] = if taken >> l & 1 != 0 { target } else { pc + 1 };
-                    ready.push((wi as u32, l as u8));
-                }
-            }
-            Stop::Barrier { pc } => {
-                for l in lanes_of(group) {
-                    ls.pc[l] = pc;
-                    ls.st[l] = Status::Barrier;
-                }
-            }
-            Stop::Exit { pc, lanes } => {
-                warp.exited |= lanes;
-                for l in lanes_of(group) {
-                    if lanes >> l & 1 != 0 {
-                        ls.st[l] = Status::Exited;
-                    } else {
-                        ls.pc[l] = pc + 1;
-                        ready.push((wi as u32, l as u8));
-                    }
-                }
-            }
-            Stop::Collective { pc } => {
-                for l in lanes_of(group) {
-                    ls.pc[l] = pc;
-                    ls.st[l] = Status::Collective;
-                }
-                try_collective(env, warp, ls, l0, &mut ready)?;
-            }
-        }
-    }
+/// The per-thread state of a block: each lane's pc and status, and the
+/// lanes ready to run.
+pub(crate) struct Lanes {
+    states: Vec<LaneState>,
+    ready: Vec<(u32, u8)>,
 }
 
-/// Runs one block to completion.
-pub(crate) fn run_block(
-    env: &mut Env,
-    warps: &mut [Warp],
-    rng: Option<&mut Rng>,
-    budget: &mut u64,
-) -> Result<(), Fault> {
-    if rng.is_some() {
+impl Lanes {
+    /// Every valid lane ready at the first instruction.
+    pub(crate) fn start(warps: &[Warp]) -> Lanes {
         let states = warps
             .iter()
             .map(|w| {
@@ -520,8 +395,174 @@ pub(crate) fn run_block(
                 s
             })
             .collect();
-        return run_lanes(env, warps, states, rng, budget);
+        Lanes::from_states(warps, states)
     }
+
+    fn from_states(warps: &[Warp], states: Vec<LaneState>) -> Lanes {
+        let mut ready: Vec<(u32, u8)> = Vec::new();
+        for (w, ls) in warps.iter().zip(states.iter()) {
+            for l in lanes_of(w.valid) {
+                if ls.st[l] == Status::Ready {
+                    ready.push((w.index, l as u8));
+                }
+            }
+        }
+        Lanes { states, ready }
+    }
+}
+
+/// Per-thread mode for the whole block, `rng` choosing the interleaving
+/// (`None`: lowest warp, lowest pc first, lanes at one pc together).
+fn run_lanes(
+    env: &mut Env,
+    warps: &mut [Warp],
+    states: Vec<LaneState>,
+    mut rng: Option<&mut Rng>,
+    budget: &mut u64,
+) -> Result<(), Fault> {
+    let mut lanes = Lanes::from_states(warps, states);
+    while !lanes_step(env, warps, &mut lanes, rng.as_deref_mut(), budget)? {}
+    Ok(())
+}
+
+/// One step of per-thread mode: runs a group of ready lanes (one random
+/// thread for a random number of instructions, or, without `rng`, the
+/// lowest ready warp's lanes at its lowest pc until they stop), or opens a
+/// barrier. Returns whether the block has completed.
+pub(crate) fn lanes_step(
+    env: &mut Env,
+    warps: &mut [Warp],
+    lanes: &mut Lanes,
+    rng: Option<&mut Rng>,
+    budget: &mut u64,
+) -> Result<bool, Fault> {
+    let Lanes { states, ready } = lanes;
+    if ready.is_empty() {
+        if release_barrier(env, warps, states, ready)? {
+            return Ok(false);
+        }
+        // Nothing ready and no barrier to open: done or deadlocked.
+        for (w, ls) in warps.iter().zip(states.iter()) {
+            for l in lanes_of(w.valid) {
+                if ls.st[l] != Status::Exited {
+                    let pc = ls.pc[l];
+                    return sync_fault(
+                        format!(
+                            "deadlock: thread {} waits at {} (line {}) for lanes that exited or wait elsewhere",
+                            w.thread[l],
+                            env.kernel.opcode_of(pc),
+                            env.kernel.line_of(pc)
+                        ),
+                        pc,
+                        Some(w.thread[l]),
+                    );
+                }
+            }
+        }
+        return Ok(true);
+    }
+    // Pick a group: one random thread, or the lowest ready warp's lanes
+    // at its lowest pc.
+    let (wi, group, slice) = match rng {
+        Some(r) => {
+            let k = r.below(ready.len() as u64) as usize;
+            let (w, l) = ready.swap_remove(k);
+            // Short slices most of the time, long ones sometimes.
+            let slice = if r.below(4) == 0 {
+                1 + r.below(2000)
+            } else {
+                1 + r.below(12)
+            };
+            (w as usize, 1u32 << l, slice)
+        }
+        None => {
+            let w = ready.iter().map(|&(w, _)| w).min().expect("ready") as usize;
+            let ls = &states[w];
+            let pc = ready
+                .iter()
+                .filter(|&&(x, _)| x as usize == w)
+                .map(|&(_, l)| ls.pc[l as usize])
+                .min()
+                .expect("ready lane");
+            let mut group = 0u32;
+            ready.retain(|&(x, l)| {
+                if x as usize == w && ls.pc[l as usize] == pc {
+                    group |= 1 << l;
+                    false
+                } else {
+                    true
+                }
+            });
+            (w, group, u64::MAX)
+        }
+    };
+    let warp = &mut warps[wi];
+    let ls = &mut states[wi];
+    let l0 = group.trailing_zeros() as usize;
+    let before = env.stats.warp_instructions;
+    let stop = exec::run(
+        env,
+        warp,
+        ls.pc[l0],
+        group,
+        NO_PC,
+        slice.min(*budget),
+        false,
+    )?;
+    let used = env.stats.warp_instructions - before;
+    *budget = budget.saturating_sub(used);
+    match stop {
+        Stop::Reconverge => unreachable!("no reconvergence point in per-thread mode"),
+        Stop::Budget { pc } => {
+            if *budget == 0 {
+                return Err(Fault {
+                    kind: FaultKind::InstructionLimit(env.stats.warp_instructions),
+                    pc,
+                    thread: None,
+                });
+            }
+            for l in lanes_of(group) {
+                ls.pc[l] = pc;
+                ready.push((wi as u32, l as u8));
+            }
+        }
+        Stop::Diverge { pc, taken, target } => {
+            env.stats.divergent_branches += 1;
+            for l in lanes_of(group) {
+                ls.pc[l] = if taken >> l & 1 != 0 { target } else { pc + 1 };
+                ready.push((wi as u32, l as u8));
+            }
+        }
+        Stop::Barrier { pc } => {
+            for l in lanes_of(group) {
+                ls.pc[l] = pc;
+                ls.st[l] = Status::Barrier;
+            }
+        }
+        Stop::Exit { pc, lanes } => {
+            warp.exited |= lanes;
+            for l in lanes_of(group) {
+                if lanes >> l & 1 != 0 {
+                    ls.st[l] = Status::Exited;
+                } else {
+                    ls.pc[l] = pc + 1;
+                    ready.push((wi as u32, l as u8));
+                }
+            }
+        }
+        Stop::Collective { pc } => {
+            for l in lanes_of(group) {
+                ls.pc[l] = pc;
+                ls.st[l] = Status::Collective;
+            }
+            try_collective(env, warp, ls, l0, ready)?;
+        }
+    }
+    Ok(false)
+}
+
+/// Runs one block to completion.
+pub(crate) fn run_block(env: &mut Env, warps: &mut [Warp], budget: &mut u64) -> Result<(), Fault> {
     let mut states: Vec<WarpState> = warps
         .iter()
         .map(|w| WarpState {
@@ -569,6 +610,7 @@ pub(crate) fn run_block(
         }
         env.bepoch += 1;
         env.stats.barriers += 1;
+        block_synced(env, warps);
         for s in states.iter_mut() {
             if let Some(p) = s.at_barrier.take()
                 && let Some(top) = s.stack.last_mut()

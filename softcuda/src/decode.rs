@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 use crate::cfg;
+use crate::ir::Scope as MemScope;
 use crate::ir::*;
 use crate::mufu;
 use crate::parse::{self, Body, Imm, Operand};
@@ -592,7 +593,8 @@ impl Decoder<'_> {
                 };
                 Ok(Op::BarSync { count })
             }
-            "membar" | "fence" | "nanosleep" | "prefetch" | "prefetchu" | "pmevent" => Ok(Op::Nop),
+            "membar" | "fence" => self.fence(base, mods),
+            "nanosleep" | "prefetch" | "prefetchu" | "pmevent" => Ok(Op::Nop),
             "shfl" => {
                 if mods.first() != Some(&"sync") {
                     return self.fail("shfl without .sync is not supported (sm_70+)");
@@ -1257,6 +1259,81 @@ impl Decoder<'_> {
         Ok(Some(space.unwrap_or(Space::Generic)))
     }
 
+    /// `membar.{cta,gl,sys}`, `fence.{sc,acq_rel}.{cta,gpu,sys}`; proxy
+    /// fences order nothing the interpreter models.
+    fn fence(&self, base: &str, mods: &[&str]) -> R<Op> {
+        if base == "membar" {
+            let scope = match mods {
+                ["cta"] => MemScope::Cta,
+                ["gl"] => MemScope::Gpu,
+                ["sys"] => MemScope::Sys,
+                _ => return self.fail("membar needs .cta, .gl or .sys"),
+            };
+            return Ok(Op::Fence { scope });
+        }
+        if mods.first().is_some_and(|m| m.starts_with("proxy")) {
+            return Ok(Op::Nop);
+        }
+        match mods {
+            ["sc" | "acq_rel", "cta"] => Ok(Op::Fence {
+                scope: MemScope::Cta,
+            }),
+            ["sc" | "acq_rel", "gpu"] => Ok(Op::Fence {
+                scope: MemScope::Gpu,
+            }),
+            ["sc" | "acq_rel", "sys"] => Ok(Op::Fence {
+                scope: MemScope::Sys,
+            }),
+            _ => self.fail("fence needs .sc or .acq_rel and a scope (.cta, .gpu, .sys)"),
+        }
+    }
+
+    /// The semantics and scope of `ld`/`ldu`/`st` from its modifiers.
+    fn mem_order(&self, base: &str, mods: &[&str]) -> R<MemOrder> {
+        let has = |m: &str| mods.contains(&m);
+        let scope = [
+            ("cta", MemScope::Cta),
+            ("gpu", MemScope::Gpu),
+            ("sys", MemScope::Sys),
+        ]
+        .into_iter()
+        .find(|(m, _)| has(m))
+        .map(|(_, s)| s);
+        let sem = if base == "ldu" || has("nc") {
+            if base == "st" {
+                return self.fail("st.nc does not exist");
+            }
+            Sem::ReadOnly
+        } else if has("volatile") {
+            return Ok(MemOrder {
+                sem: Sem::Relaxed,
+                scope: MemScope::Sys,
+            });
+        } else if has("relaxed") {
+            Sem::Relaxed
+        } else if has("acquire") {
+            if base == "st" {
+                return self.fail("st.acquire does not exist");
+            }
+            Sem::Acquire
+        } else if has("release") {
+            if base != "st" {
+                return self.fail("ld.release does not exist");
+            }
+            Sem::Release
+        } else {
+            Sem::Weak
+        };
+        if matches!(sem, Sem::Relaxed | Sem::Acquire | Sem::Release) && scope.is_none() {
+            return self
+                .fail("a .relaxed, .acquire or .release access needs a scope (.cta, .gpu, .sys)");
+        }
+        Ok(MemOrder {
+            sem,
+            scope: scope.unwrap_or(MemScope::Gpu),
+        })
+    }
+
     fn memory(&self, base: &str, mods: &[&str], ops: &[Operand]) -> R<Op> {
         let ty_str = *mods.last().unwrap_or(&"");
         for m in &mods[..mods.len().saturating_sub(1)] {
@@ -1318,6 +1395,7 @@ impl Decoder<'_> {
         let size = bits / 8;
         let sext = kind == 's';
         let space = self.space_of(mods)?;
+        let order = self.mem_order(base, mods)?;
         let ops = self.operands(ops, 2)?;
         if base == "st" {
             let Some(space) = space else {
@@ -1358,6 +1436,7 @@ impl Decoder<'_> {
                 n,
                 size,
                 addr,
+                order,
             });
         }
         let items: Vec<&Operand> = match &ops[0] {
@@ -1397,6 +1476,7 @@ impl Decoder<'_> {
                 size,
                 sext,
                 addr: self.addr(&ops[1], space)?,
+                order,
             }),
         }
     }
@@ -1405,8 +1485,37 @@ impl Decoder<'_> {
         let ty_str = *mods.last().unwrap_or(&"");
         let space = self.space_of(mods)?.unwrap_or(Space::Generic);
         let mut op = None;
+        let mut order = MemOrder::ATOMIC;
         for m in &mods[..mods.len().saturating_sub(1)] {
             let o = match *m {
+                "relaxed" => {
+                    order.sem = Sem::Relaxed;
+                    continue;
+                }
+                "acquire" => {
+                    order.sem = Sem::Acquire;
+                    continue;
+                }
+                "release" => {
+                    order.sem = Sem::Release;
+                    continue;
+                }
+                "acq_rel" => {
+                    order.sem = Sem::AcqRel;
+                    continue;
+                }
+                "cta" => {
+                    order.scope = MemScope::Cta;
+                    continue;
+                }
+                "gpu" => {
+                    order.scope = MemScope::Gpu;
+                    continue;
+                }
+                "sys" => {
+                    order.scope = MemScope::Sys;
+                    continue;
+                }
                 "add" => AtomOp::Add,
                 "min" => AtomOp::Min,
                 "max" => AtomOp::Max,
@@ -1417,8 +1526,7 @@ impl Decoder<'_> {
                 "xor" => AtomOp::Xor,
                 "exch" => AtomOp::Exch,
                 "cas" => AtomOp::Cas,
-                "global" | "shared" | "shared::cta" | "relaxed" | "acquire" | "release"
-                | "acq_rel" | "gpu" | "sys" | "cta" => continue,
+                "global" | "shared" | "shared::cta" => continue,
                 m => return self.fail(format!("unsupported modifier .{m}")),
             };
             op = Some(o);
@@ -1480,6 +1588,7 @@ impl Decoder<'_> {
             } else {
                 Src::I(0)
             },
+            order,
         })
     }
 }

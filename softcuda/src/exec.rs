@@ -6,17 +6,26 @@
 //! a divergent branch, a barrier, a warp collective it cannot complete
 //! alone, an exit, the reconvergence point, or the end of its time slice.
 //! Registers live per warp in lane-major arrays (`reg * 32 + lane`), so one
-//! decoded instruction is applied to 32 lanes in a tight loop.
+//! decoded instruction is applied to 32 lanes in a tight loop. Loads, stores,
+//! atomics and fences follow the memory model of [`crate::visibility`] and
+//! report to [`crate::race`] and [`crate::sync`].
+//!
+//! Over 600 lines: one match arm per decoded operation, kept beside the
+//! hot-path helpers they share.
 
-use crate::account::{Access, Stats};
+use crate::account::{self, Stats};
 use crate::decode::Kernel;
 use crate::fmath;
 use crate::ir::*;
 use crate::memory::{GlobalMemory, LOCAL_WINDOW, SHARED_WINDOW};
 use crate::mufu;
-use crate::race::{Cell, Conflict, Kind, Layout, Stamp};
+use crate::race::{Access, Cell, Conflict, Kind, Layout, Stamp, View};
+use crate::sync::{self, BlockSync, Knowledge, Release, includes};
+use crate::visibility::MemModel;
 
 const FULL: u32 = u32::MAX;
+/// The word a shuffle from a lane outside the member mask returns.
+const POISON_WORD: u32 = u32::from_le_bytes(crate::memory::POISON);
 
 /// Launch-wide values the special registers read.
 #[derive(Clone, Copy, Debug)]
@@ -26,6 +35,7 @@ pub(crate) struct Consts {
     pub ctaid: [u32; 3],
     pub nwarps: u32,
     pub nsm: u32,
+    pub smid: u32,
     pub dyn_smem: u32,
     pub total_smem: u32,
     pub grid_id: u64,
@@ -49,6 +59,10 @@ pub(crate) struct Warp {
     pub wepoch: u32,
     /// Instructions issued (for `%clock`).
     pub clock: u64,
+    /// Each lane's release clock (see [`crate::sync`]).
+    pub sclock: [u32; 32],
+    /// Lanes that acquired something through memory.
+    pub know: u32,
     /// Local memory, `local_bytes` per lane.
     pub local: Vec<u8>,
     pub local_bytes: u32,
@@ -68,6 +82,8 @@ impl Warp {
             index,
             wepoch: 0,
             clock: 0,
+            sclock: [0; 32],
+            know: 0,
             local: vec![0; kernel.local_bytes as usize * 32],
             local_bytes: kernel.local_bytes,
         };
@@ -83,6 +99,8 @@ impl Warp {
         self.exited = 0;
         self.wepoch = 0;
         self.clock = 0;
+        self.sclock = [0; 32];
+        self.know = 0;
         for lane in 0..32u32 {
             let t = index * 32 + lane;
             self.thread[lane as usize] = t;
@@ -107,7 +125,7 @@ impl Warp {
             Special::LaneId => lanes(),
             Special::WarpId => [self.index; 32],
             Special::NWarpId => [c.nwarps; 32],
-            Special::SmId => [0; 32],
+            Special::SmId => [c.smid; 32],
             Special::NSmId => [c.nsm; 32],
             Special::LaneMaskEq => std::array::from_fn(|l| 1u32 << l),
             Special::LaneMaskLt => std::array::from_fn(|l| (1u32 << l) - 1),
@@ -297,13 +315,25 @@ pub(crate) struct Env<'a> {
     pub shared_tag: u32,
     pub bepoch: u32,
     pub global: &'a mut GlobalMemory,
-    pub launch_tag: u32,
     pub check: Check,
+    /// Threads per block, this block's index and the launch's operation.
     pub layout: Layout,
+    /// Earlier operations running concurrently, with their threads per block.
+    pub concurrent: &'a [(u32, u32)],
     /// Thread index of the block's thread 0 within the launch.
     pub thread_base: u32,
     pub stats: &'a mut Stats,
+    /// The block's threads' synchronisation through memory.
+    pub sync: &'a mut BlockSync,
+    /// Release records, L1s, the nc snapshot.
+    pub mm: &'a mut MemModel,
+    /// The block's SM: an index into `mm.l1` (adversarial schedule), or
+    /// [`NO_SM`] (every access goes to memory).
+    pub sm: usize,
 }
+
+/// No L1: accesses go to memory (the deterministic schedule).
+pub(crate) const NO_SM: usize = usize::MAX;
 
 #[inline(always)]
 fn f(x: u32) -> f32 {
@@ -810,32 +840,50 @@ impl Env<'_> {
         addr: u64,
         len: u32,
         lane: usize,
-        kind: Kind,
+        acc: Access,
         pc: u32,
     ) -> Result<(), Fault> {
+        let t = warp.thread[lane];
         let stamp = Stamp {
-            thread: self.thread_base + warp.thread[lane] + 1,
+            thread: self.thread_base + t + 1,
+            op: self.layout.op,
             bepoch: self.bepoch,
             wepoch: warp.wepoch,
+            clock: warp.sclock[lane],
             pc,
         };
-        let (cells, tag, off, space) = match loc {
-            Loc::Shared(o) if self.check.shared => {
-                (&mut *self.shared_shadow, self.shared_tag, o, Space::Shared)
-            }
+        let know = if warp.know >> lane & 1 != 0 {
+            self.sync.knowledge(t)
+        } else {
+            None
+        };
+        let (cells, tag, off, space, keep) = match loc {
+            Loc::Shared(o) if self.check.shared => (
+                &mut *self.shared_shadow,
+                self.shared_tag,
+                o,
+                Space::Shared,
+                false,
+            ),
             Loc::Global(i, o) if self.check.global => {
                 let a = self.global.alloc_mut(i);
                 if a.shadow.is_empty() {
                     a.shadow = vec![Cell::default(); a.data.len().div_ceil(4)];
                 }
-                (&mut a.shadow[..], self.launch_tag, o, Space::Global)
+                (&mut a.shadow[..], self.layout.op, o, Space::Global, true)
             }
             _ => return Ok(()),
+        };
+        let view = View {
+            block_threads: self.layout.block_threads,
+            op: self.layout.op,
+            concurrent: if keep { self.concurrent } else { &[] },
+            know,
         };
         let first = off / 4;
         let last = (off + len as usize - 1) / 4;
         for (w, cell) in cells.iter_mut().enumerate().take(last + 1).skip(first) {
-            if let Some(conflict) = cell.access(tag, stamp, kind, &self.layout) {
+            if let Some(conflict) = cell.access(tag, stamp, acc, &view, keep) {
                 let word_addr = addr - (off as u64 % 4) + ((w - first) as u64) * 4;
                 return self.fault(
                     FaultKind::Race {
@@ -849,6 +897,264 @@ impl Env<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Whether the race detector watches `loc` (and so follows the
+    /// synchronisation through it).
+    fn watched(&self, loc: Loc) -> bool {
+        match loc {
+            Loc::Shared(_) => self.check.shared,
+            Loc::Global(..) => self.check.global,
+            Loc::Local(_) => false,
+        }
+    }
+
+    fn sync_key(&self, loc: Loc, addr: u64) -> u64 {
+        match loc {
+            Loc::Shared(o) => sync::shared_key(self.shared_tag, o as u64),
+            _ => sync::global_key(addr),
+        }
+    }
+
+    /// The acquire half of a strong read of `key` by `lane`: a release
+    /// recorded there is acquired now (`.acquire`) or by the lane's next
+    /// fence (`.relaxed`), if the two are morally strong.
+    fn acquire_from(&mut self, warp: &mut Warp, lane: usize, key: u64, order: MemOrder) {
+        if self.mm.sync.is_empty() {
+            return;
+        }
+        let Some(rec) = self.mm.sync.get(key) else {
+            return;
+        };
+        let (op, block) = (self.layout.op, self.layout.block);
+        if !includes(rec.scope, rec.op, rec.block, op, block)
+            || !includes(order.scope, op, block, rec.op, rec.block)
+        {
+            return;
+        }
+        let ts = self.sync.threads.entry(warp.thread[lane]).or_default();
+        if order.acquires() {
+            ts.know.join(&rec.know);
+            warp.know |= 1 << lane;
+        } else if ts.pending.len() < 64 {
+            ts.pending.push(rec.clone());
+        }
+    }
+
+    /// What `lane` releases now: what it acquired, its own accesses up to
+    /// its release clock, and its block's earlier barrier intervals.
+    fn released(&self, warp: &Warp, lane: usize) -> Knowledge {
+        let t = warp.thread[lane];
+        let mut k = self
+            .sync
+            .threads
+            .get(&t)
+            .map(|s| s.know.clone())
+            .unwrap_or_default();
+        k.add_thread(self.layout.op, self.thread_base + t + 1, warp.sclock[lane]);
+        k.add_block(self.layout.op, self.layout.block, self.bepoch);
+        k
+    }
+
+    /// The release half of a strong write to `key` by `lane`: a `.release`
+    /// (or one after a fence) records what the lane releases; a relaxed
+    /// store ends the location's release sequence, a read-modify-write
+    /// continues it.
+    fn release_to(&mut self, warp: &mut Warp, lane: usize, key: u64, order: MemOrder, rmw: bool) {
+        let rec = if order.releases() {
+            let know = self.released(warp, lane);
+            warp.sclock[lane] += 1;
+            Some((know, order.scope))
+        } else if self.sync.threads.is_empty() {
+            None
+        } else {
+            self.sync
+                .threads
+                .get(&warp.thread[lane])
+                .and_then(|s| s.fence.clone())
+                .map(|(k, fs)| (k, fs.min(order.scope)))
+        };
+        match rec {
+            Some((know, scope)) => self.mm.sync.set(
+                key,
+                Release {
+                    know,
+                    scope,
+                    op: self.layout.op,
+                    block: self.layout.block,
+                },
+            ),
+            None if !rmw => self.mm.sync.end(key),
+            None => {}
+        }
+    }
+
+    /// `fence.sc`/`fence.acq_rel`/`membar` at `scope` by `lane`: acquires
+    /// what the lane's earlier relaxed reads saw (from writers the scope
+    /// includes), and is released by its later strong writes.
+    fn fence_lane(&mut self, warp: &mut Warp, lane: usize, scope: Scope) {
+        let (op, block) = (self.layout.op, self.layout.block);
+        let t = warp.thread[lane];
+        let ts = self.sync.threads.entry(t).or_default();
+        let sync::ThreadSync { know, pending, .. } = ts;
+        pending.retain(|rec| {
+            let covered = includes(scope, op, block, rec.op, rec.block);
+            if covered {
+                know.join(&rec.know);
+            }
+            !covered
+        });
+        if !know.is_empty() {
+            warp.know |= 1 << lane;
+        }
+        let k = self.released(warp, lane);
+        if let Some(ts) = self.sync.threads.get_mut(&t) {
+            ts.fence = Some((k, scope));
+        }
+        warp.sclock[lane] += 1;
+    }
+
+    /// A full-mask `bar.warp.sync`: the warp's lanes learn what any knew.
+    pub(crate) fn warp_synced(&mut self, warp: &mut Warp) {
+        if warp.know == 0 {
+            return;
+        }
+        let mut all = Knowledge::default();
+        for l in lanes(warp.know) {
+            if let Some(k) = self.sync.knowledge(warp.thread[l]) {
+                all.join(k);
+            }
+        }
+        let live = warp.valid & !warp.exited;
+        for l in lanes(live) {
+            self.sync
+                .threads
+                .entry(warp.thread[l])
+                .or_default()
+                .know
+                .join(&all);
+        }
+        warp.know |= live;
+    }
+
+    /// A store or atomic is about to change allocation `i`: the launch's
+    /// `ld.global.nc` snapshot of it is kept first.
+    #[inline(always)]
+    fn before_store(&mut self, i: usize) {
+        if self.mm.snapshot != 0 {
+            self.global.keep_snapshot(i, self.mm.snapshot);
+        }
+    }
+
+    /// Reads `out.len()` bytes at `loc` (generic or global address `addr`)
+    /// as this thread sees them.
+    fn load_bytes(&mut self, warp: &Warp, loc: Loc, addr: u64, out: &mut [u8], order: MemOrder) {
+        let len = out.len();
+        match loc {
+            Loc::Global(i, o) => {
+                if order.sem == Sem::ReadOnly {
+                    out.copy_from_slice(self.global.read_only(i, o, len, self.mm.snapshot));
+                    return;
+                }
+                let global = &mut *self.global;
+                match self.mm.l1.get_mut(self.sm) {
+                    Some(l1) if order.strong().is_some_and(|s| s >= Scope::Gpu) => {
+                        l1.write_back_range(global, addr, len as u64);
+                        out.copy_from_slice(&global.alloc_mut(i).data[o..o + len]);
+                        l1.refresh_range(global, addr, len as u64);
+                    }
+                    Some(l1) => l1.read(global, addr, out),
+                    None => out.copy_from_slice(&global.alloc_mut(i).data[o..o + len]),
+                }
+            }
+            Loc::Shared(o) => out.copy_from_slice(&self.shared[o..o + len]),
+            Loc::Local(o) => out.copy_from_slice(&warp.local[o..o + len]),
+        }
+    }
+
+    /// Writes `bytes` at `loc` (generic or global address `addr`).
+    fn store_bytes(&mut self, warp: &mut Warp, loc: Loc, addr: u64, bytes: &[u8], order: MemOrder) {
+        let len = bytes.len();
+        match loc {
+            Loc::Global(i, o) => {
+                self.before_store(i);
+                let global = &mut *self.global;
+                match self.mm.l1.get_mut(self.sm) {
+                    Some(l1) if order.strong().is_some_and(|s| s >= Scope::Gpu) => {
+                        if order.releases() {
+                            l1.flush(global);
+                        }
+                        l1.write_back_range(global, addr, len as u64);
+                        global.alloc_mut(i).data[o..o + len].copy_from_slice(bytes);
+                        l1.refresh_range(global, addr, len as u64);
+                    }
+                    Some(l1) => l1.write(global, addr, bytes),
+                    None => global.alloc_mut(i).data[o..o + len].copy_from_slice(bytes),
+                }
+            }
+            Loc::Shared(o) => self.shared[o..o + len].copy_from_slice(bytes),
+            Loc::Local(o) => warp.local[o..o + len].copy_from_slice(bytes),
+        }
+    }
+
+    /// An atomic read-modify-write of `len` bytes at `loc`: returns the old
+    /// value. At `.gpu`/`.sys` scope it acts on device memory; at `.cta`
+    /// scope on global memory, in the adversarial schedule, on the SM's L1
+    /// (so `.cta` atomics of blocks on different SMs lose updates).
+    fn rmw(
+        &mut self,
+        warp: &mut Warp,
+        loc: Loc,
+        addr: u64,
+        len: usize,
+        order: MemOrder,
+        f: impl FnOnce(u64) -> u64,
+    ) -> u64 {
+        let apply = |bytes: &mut [u8]| {
+            let old = read_le(bytes);
+            bytes.copy_from_slice(&f(old).to_le_bytes()[..bytes.len()]);
+            old
+        };
+        match loc {
+            Loc::Global(i, o) => {
+                self.before_store(i);
+                let global = &mut *self.global;
+                match self.mm.l1.get_mut(self.sm) {
+                    Some(l1) if order.scope == Scope::Cta => {
+                        let mut b = [0u8; 8];
+                        l1.read(global, addr, &mut b[..len]);
+                        let old = apply(&mut b[..len]);
+                        l1.write(global, addr, &b[..len]);
+                        old
+                    }
+                    Some(l1) => {
+                        if order.releases() {
+                            l1.flush(global);
+                        }
+                        l1.write_back_range(global, addr, len as u64);
+                        let old = apply(&mut global.alloc_mut(i).data[o..o + len]);
+                        l1.refresh_range(global, addr, len as u64);
+                        if order.acquires() {
+                            l1.invalidate(global);
+                        }
+                        old
+                    }
+                    None => apply(&mut global.alloc_mut(i).data[o..o + len]),
+                }
+            }
+            Loc::Shared(o) => apply(&mut self.shared[o..o + len]),
+            Loc::Local(o) => apply(&mut warp.local[o..o + len]),
+        }
+    }
+
+    /// After an acquire at `.gpu`/`.sys` scope: this SM's L1 is dropped.
+    fn acquire_l1(&mut self, order: MemOrder) {
+        if order.acquires()
+            && order.scope >= Scope::Gpu
+            && let Some(l1) = self.mm.l1.get_mut(self.sm)
+        {
+            l1.invalidate(self.global);
+        }
     }
 }
 
@@ -900,6 +1206,7 @@ fn exec_ld(
     size: u8,
     sx: bool,
     addr: &Addr,
+    order: MemOrder,
     g: u32,
     pc: u32,
 ) -> Result<(), Fault> {
@@ -912,7 +1219,9 @@ fn exec_ld(
     // hot loop). Read and check them once, for two distinct lanes.
     let first = g.trailing_zeros() as usize;
     let a0 = addr_of(warp, addr, first);
-    let uniform = g.count_ones() > 1
+    let uniform = order.sem == Sem::Weak
+        && env.sm == NO_SM
+        && g.count_ones() > 1
         && matches!(
             addr.base,
             AddrBase::R64(_) | AddrBase::R32(_) | AddrBase::Abs(_)
@@ -924,8 +1233,9 @@ fn exec_ld(
             // Thread-private: fall through to the per-lane path.
         } else {
             let second = lanes(g).nth(1).expect("two lanes");
-            env.check_race(warp, loc, a0, len, first, Kind::Read, pc)?;
-            env.check_race(warp, loc, a0, len, second, Kind::Read, pc)?;
+            let read = Access::weak(Kind::Read);
+            env.check_race(warp, loc, a0, len, first, read, pc)?;
+            env.check_race(warp, loc, a0, len, second, read, pc)?;
             let mut buf = [0u8; 32];
             buf[..len as usize].copy_from_slice(env.bytes(warp, loc, len as usize));
             for k in 0..n as usize {
@@ -953,17 +1263,27 @@ fn exec_ld(
                     ns += 1;
                 }
             }
-            env.stats
-                .request(&shared_acc[..ns], &global_acc[..ng], len, Access::Load);
+            env.stats.request(
+                &shared_acc[..ns],
+                &global_acc[..ng],
+                len,
+                account::Access::Load,
+            );
             return Ok(());
         }
     }
+    let strong = order.strong();
     for l in lanes(g) {
         let a = addr_of(warp, addr, l);
         let (loc, sp) = env.locate(warp, space, a, len, l, pc)?;
-        env.check_race(warp, loc, a, len, l, Kind::Read, pc)?;
+        let acc = Access {
+            kind: Kind::Read,
+            strong,
+            nc: order.sem == Sem::ReadOnly && matches!(loc, Loc::Global(..)),
+        };
+        env.check_race(warp, loc, a, len, l, acc, pc)?;
         let mut buf = [0u8; 32];
-        buf[..len as usize].copy_from_slice(env.bytes(warp, loc, len as usize));
+        env.load_bytes(warp, loc, a, &mut buf[..len as usize], order);
         for k in 0..n as usize {
             let v = extend(
                 read_le(&buf[k * size as usize..(k + 1) * size as usize]),
@@ -971,6 +1291,10 @@ fn exec_ld(
                 sx,
             );
             warp.put_dst(dst[k], l, v);
+        }
+        if strong.is_some() && env.watched(loc) {
+            let key = env.sync_key(loc, a);
+            env.acquire_from(warp, l, key, order);
         }
         match (loc, sp) {
             (Loc::Shared(o), _) => {
@@ -984,8 +1308,13 @@ fn exec_ld(
             _ => {}
         }
     }
-    env.stats
-        .request(&shared_acc[..ns], &global_acc[..ng], len, Access::Load);
+    env.acquire_l1(order);
+    env.stats.request(
+        &shared_acc[..ns],
+        &global_acc[..ng],
+        len,
+        account::Access::Load,
+    );
     Ok(())
 }
 
@@ -1001,6 +1330,7 @@ fn exec_st(
     n: u8,
     size: u8,
     addr: &Addr,
+    order: MemOrder,
     g: u32,
     pc: u32,
 ) -> Result<(), Fault> {
@@ -1009,10 +1339,15 @@ fn exec_st(
     let mut ns = 0;
     let mut global_acc = [0u64; 32];
     let mut ng = 0;
+    let acc = Access {
+        kind: Kind::Write,
+        strong: order.strong(),
+        nc: false,
+    };
     for l in lanes(g) {
         let a = addr_of(warp, addr, l);
         let (loc, _) = env.locate(warp, space, a, len, l, pc)?;
-        env.check_race(warp, loc, a, len, l, Kind::Write, pc)?;
+        env.check_race(warp, loc, a, len, l, acc, pc)?;
         let mut buf = [0u8; 32];
         for k in 0..n as usize {
             let (s, wide) = src[k];
@@ -1020,8 +1355,15 @@ fn exec_st(
             let sz = size as usize;
             buf[k * sz..(k + 1) * sz].copy_from_slice(&v.to_le_bytes()[..sz]);
         }
-        env.bytes(warp, loc, len as usize)
-            .copy_from_slice(&buf[..len as usize]);
+        env.store_bytes(warp, loc, a, &buf[..len as usize], order);
+        if env.watched(loc) && (acc.strong.is_some() || !env.mm.sync.is_empty()) {
+            let key = env.sync_key(loc, a);
+            if acc.strong.is_some() {
+                env.release_to(warp, l, key, order, false);
+            } else {
+                env.mm.sync.end(key);
+            }
+        }
         match loc {
             Loc::Shared(o) => {
                 shared_acc[ns] = (l as u32, o as u64);
@@ -1034,8 +1376,12 @@ fn exec_st(
             Loc::Local(_) => {}
         }
     }
-    env.stats
-        .request(&shared_acc[..ns], &global_acc[..ng], len, Access::Store);
+    env.stats.request(
+        &shared_acc[..ns],
+        &global_acc[..ng],
+        len,
+        account::Access::Store,
+    );
     Ok(())
 }
 
@@ -1120,6 +1466,7 @@ fn exec_atom(
     addr: &Addr,
     b: Src,
     c: Src,
+    order: MemOrder,
     g: u32,
     pc: u32,
 ) -> Result<(), Fault> {
@@ -1129,18 +1476,27 @@ fn exec_atom(
     let mut ns = 0;
     let mut global_acc = [0u64; 32];
     let mut ng = 0;
+    let acc = Access {
+        kind: Kind::Atomic,
+        strong: Some(order.scope),
+        nc: false,
+    };
     // Lanes in order: the hardware serialises conflicting atomics in some order.
     for l in lanes(g) {
         let a = addr_of(warp, addr, l);
         let (loc, _) = env.locate(warp, space, a, len, l, pc)?;
-        env.check_race(warp, loc, a, len, l, Kind::Atomic, pc)?;
+        env.check_race(warp, loc, a, len, l, acc, pc)?;
         let bv = warp.lane_value(b, wide, l, &env.consts);
         let cv = warp.lane_value(c, wide, l, &env.consts);
-        let bytes = env.bytes(warp, loc, len as usize);
-        let old = read_le(bytes);
-        let new = atom_apply(op, ty, old, bv, cv);
-        bytes.copy_from_slice(&new.to_le_bytes()[..len as usize]);
+        let old = env.rmw(warp, loc, a, len as usize, order, |old| {
+            atom_apply(op, ty, old, bv, cv)
+        });
         warp.put_dst(dst, l, old);
+        if env.watched(loc) {
+            let key = env.sync_key(loc, a);
+            env.acquire_from(warp, l, key, order);
+            env.release_to(warp, l, key, order, true);
+        }
         match loc {
             Loc::Shared(o) => {
                 shared_acc[ns] = (l as u32, o as u64);
@@ -1153,8 +1509,12 @@ fn exec_atom(
             Loc::Local(_) => {}
         }
     }
-    env.stats
-        .request(&shared_acc[..ns], &global_acc[..ng], len, Access::Atomic);
+    env.stats.request(
+        &shared_acc[..ns],
+        &global_acc[..ng],
+        len,
+        account::Access::Atomic,
+    );
     Ok(())
 }
 
@@ -1201,12 +1561,17 @@ pub(crate) fn exec_collective(env: &mut Env, warp: &mut Warp, inst: &Inst, g: u3
                         (j, j <= max_lane)
                     }
                 };
-                // A source outside the member mask is undefined in PTX; keep
-                // the own value then, like an out-of-range source.
-                let ok = ok && j < 32 && g >> j & 1 != 0;
-                if ok {
-                    out[l] = av[j as usize];
-                    valid |= 1 << l;
+                // Out of range: the thread's own value, predicate false. A
+                // source lane outside the member mask is undefined in PTX:
+                // poison (what never-written memory reads as), so code that
+                // relies on it shows.
+                if ok && j < 32 {
+                    if g >> j & 1 != 0 {
+                        out[l] = av[j as usize];
+                        valid |= 1 << l;
+                    } else {
+                        out[l] = POISON_WORD;
+                    }
                 }
             }
             warp.put32(d, &out, g);
@@ -1350,6 +1715,7 @@ pub(crate) fn run(
                             if members == live {
                                 warp.wepoch += 1;
                                 env.stats.warp_barriers += 1;
+                                env.warp_synced(warp);
                             }
                         } else {
                             exec_collective(env, warp, inst, g);
@@ -1751,14 +2117,16 @@ fn exec_op(
             size,
             sext: sx,
             ref addr,
-        } => exec_ld(env, warp, space, dst, n, size, sx, addr, g, pc)?,
+            order,
+        } => exec_ld(env, warp, space, dst, n, size, sx, addr, order, g, pc)?,
         Op::St {
             space,
             ref src,
             n,
             size,
             ref addr,
-        } => exec_st(env, warp, space, src, n, size, addr, g, pc)?,
+            order,
+        } => exec_st(env, warp, space, src, n, size, addr, order, g, pc)?,
         Op::Atom {
             space,
             op,
@@ -1767,7 +2135,20 @@ fn exec_op(
             ref addr,
             b,
             c: cc,
-        } => exec_atom(env, warp, space, op, ty, d, addr, b, cc, g, pc)?,
+            order,
+        } => exec_atom(env, warp, space, op, ty, d, addr, b, cc, order, g, pc)?,
+        Op::Fence { scope } => {
+            if env.check.shared || env.check.global {
+                for l in lanes(g) {
+                    env.fence_lane(warp, l, scope);
+                }
+            }
+            if scope >= Scope::Gpu
+                && let Some(l1) = env.mm.l1.get_mut(env.sm)
+            {
+                l1.invalidate(env.global);
+            }
+        }
         Op::Bra { .. }
         | Op::Exit
         | Op::Trap

@@ -107,6 +107,76 @@ pub enum Space {
     Const,
 }
 
+/// The scope of a strong memory operation or a fence: the threads it
+/// orders with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Scope {
+    /// `.cta`: the threads of the block.
+    Cta,
+    /// `.gpu` (`membar.gl`): every thread of the device.
+    Gpu,
+    /// `.sys`: the device and the host.
+    Sys,
+}
+
+/// The memory-model semantics of a load, store or atomic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sem {
+    /// Plain (`.weak`, the default for loads and stores): orders nothing.
+    Weak,
+    /// `.relaxed` (and `.volatile`, relaxed at `.sys`); atomics without a
+    /// `.sem`.
+    Relaxed,
+    /// `.acquire`
+    Acquire,
+    /// `.release`
+    Release,
+    /// `.acq_rel` (atomics)
+    AcqRel,
+    /// `ld.global.nc` and `ldu`: the non-coherent read-only path.
+    ReadOnly,
+}
+
+/// Semantics and scope of a memory instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemOrder {
+    /// Weak, relaxed, acquire, release, read-only.
+    pub sem: Sem,
+    /// The scope (`.gpu` where the instruction names none).
+    pub scope: Scope,
+}
+
+impl MemOrder {
+    /// A plain access.
+    pub const WEAK: MemOrder = MemOrder {
+        sem: Sem::Weak,
+        scope: Scope::Gpu,
+    };
+    /// An atomic without qualifiers (`.relaxed.gpu`).
+    pub const ATOMIC: MemOrder = MemOrder {
+        sem: Sem::Relaxed,
+        scope: Scope::Gpu,
+    };
+
+    /// The scope of a strong access; `None` for weak and read-only ones.
+    pub fn strong(self) -> Option<Scope> {
+        match self.sem {
+            Sem::Weak | Sem::ReadOnly => None,
+            _ => Some(self.scope),
+        }
+    }
+
+    /// Whether it has acquire semantics.
+    pub fn acquires(self) -> bool {
+        matches!(self.sem, Sem::Acquire | Sem::AcqRel)
+    }
+
+    /// Whether it has release semantics.
+    pub fn releases(self) -> bool {
+        matches!(self.sem, Sem::Release | Sem::AcqRel)
+    }
+}
+
 /// The base of an address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AddrBase {
@@ -757,6 +827,8 @@ pub enum Op {
         sext: bool,
         /// Address.
         addr: Addr,
+        /// Memory-model semantics.
+        order: MemOrder,
     },
     /// `st`.
     St {
@@ -770,6 +842,8 @@ pub enum Op {
         size: u8,
         /// Address.
         addr: Addr,
+        /// Memory-model semantics.
+        order: MemOrder,
     },
     /// `atom` (with a destination) and `red` (`d` is `Sink`).
     Atom {
@@ -787,6 +861,8 @@ pub enum Op {
         b: Src,
         /// `cas` swap value.
         c: Src,
+        /// Memory-model semantics (`.relaxed.gpu` by default).
+        order: MemOrder,
     },
     /// `bra` to an instruction index.
     Bra {
@@ -842,8 +918,13 @@ pub enum Op {
         /// Destination.
         d: Reg,
     },
-    /// Fences, `membar`, `nanosleep`, `prefetch`, `pmevent`: no effect on a
-    /// sequentially consistent interpreter.
+    /// `fence.sc`/`fence.acq_rel` and `membar` at a scope (`membar.gl` is
+    /// `.gpu`): both an acquire and a release fence.
+    Fence {
+        /// The scope.
+        scope: Scope,
+    },
+    /// `nanosleep`, `prefetch`, `pmevent`, proxy fences: no effect.
     Nop,
 }
 

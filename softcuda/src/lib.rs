@@ -1,14 +1,18 @@
 //! A software CUDA device: PTX as rustc (or nvcc) emits it, interpreted on
 //! the CPU with the GPU's execution model, checked and accounted.
+//! (Over 600 lines: the `Device` API, its launch checks and the messages
+//! naming faults belong together.)
 //!
 //! ```text
 //! PTX text --parse--> syntax tree --decode--> Kernel (compact instructions)
 //!                                                |
 //!        Device::launch(kernel, grid, block, params) runs every block:
 //!          block.rs  schedules warps (lockstep SIMT) or threads (adversarial)
+//!          sched.rs  interleaves resident blocks and overlapping launches (adversarial)
 //!          exec.rs   executes instructions for a set of lanes
 //!          memory.rs device allocations and the address windows
-//!          race.rs   shared/global race detector
+//!          visibility.rs per-SM L1s, the ld.global.nc snapshot
+//!          race.rs   shared/global race detector (sync.rs: release/acquire)
 //!          account.rs instructions, wavefronts, sectors
 //! ```
 //!
@@ -20,8 +24,11 @@
 //! | [`cfg`](mod@cfg) | basic blocks, post-dominators (reconvergence points) |
 //! | [`exec`] | instruction semantics for a group of lanes |
 //! | [`block`] | the deterministic and adversarial block schedules |
+//! | `sched` | resident blocks of every overlapping launch, interleaved (adversarial) |
 //! | [`memory`] | global memory, address windows |
+//! | [`visibility`] | what loads see: per-SM L1s (adversarial), the `ld.global.nc` snapshot |
 //! | [`race`] | the race detector's shadow cells |
+//! | [`sync`] | release/acquire patterns, fences and scopes, for the race detector |
 //! | [`account`] | per-launch counts |
 //! | [`fmath`] | PTX floating-point semantics (rounding, FTZ, canonical NaN) |
 //! | [`mufu`] | sm_90's `rsqrt.approx`/`rcp.approx` bits (captured tables) |
@@ -85,7 +92,11 @@ pub mod mufu;
 pub mod parse;
 pub mod race;
 pub mod regalloc;
+mod sched;
+pub mod sync;
+pub mod visibility;
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 pub use account::Stats;
@@ -95,8 +106,11 @@ pub use decode::{DecodeError, Kernel, KernelParam};
 pub use memory::GlobalMemory;
 pub use parse::ParseError;
 
-use exec::{Check, Consts, Env, Fault, FaultKind, Warp};
-use race::{Cell, Layout};
+use exec::{Check, Consts, Env, Fault, FaultKind, NO_SM, Warp};
+use race::{Access, Cell, Kind, Layout, Stamp, View};
+use sched::LaunchRun;
+use sync::BlockSync;
+use visibility::MemModel;
 
 /// A PTX module whose entry points are decoded and ready to launch.
 #[derive(Clone, Debug)]
@@ -307,6 +321,26 @@ impl fmt::Display for LaunchError {
 
 impl std::error::Error for LaunchError {}
 
+/// One launch of [`Device::launch_ops`].
+#[derive(Clone, Debug)]
+pub struct OpLaunch<'a> {
+    /// The entry point.
+    pub kernel: &'a Kernel,
+    /// Grid, block, dynamic shared memory.
+    pub cfg: LaunchConfig,
+    /// The parameter buffer ([`Kernel::pack_params`]).
+    pub params: &'a [u8],
+    /// The operation's id: distinct from every other operation of this
+    /// device (launches and copies; a driver's stream operations).
+    pub op: u32,
+    /// Earlier operations CUDA does not order before this one (streams
+    /// without an event between them): their accesses and this launch's
+    /// race as those of two blocks do.
+    pub concurrent: Vec<u32>,
+    /// How messages name the launch, e.g. `kernel k on stream 3 (op 7)`.
+    pub name: String,
+}
+
 /// One software GPU: memory, a model, and the sticky error state.
 pub struct Device {
     /// Device memory.
@@ -318,7 +352,17 @@ pub struct Device {
     blocks_run: u32,
     shared: Vec<u8>,
     shadow: Vec<Cell>,
+    sync: BlockSync,
+    mm: MemModel,
+    /// Names and threads per block of recent operations, for messages and
+    /// for the race detector's view of concurrent ones.
+    ops: BTreeMap<u32, (String, u32)>,
+    last_op: u32,
+    snapshots: u32,
 }
+
+/// Operations remembered for messages.
+const OPS_KEPT: usize = 4096;
 
 impl Device {
     /// A device of model `arch` with `memory_bytes` of memory.
@@ -331,6 +375,11 @@ impl Device {
             blocks_run: 0,
             shared: Vec::new(),
             shadow: Vec::new(),
+            sync: BlockSync::default(),
+            mm: MemModel::default(),
+            ops: BTreeMap::new(),
+            last_op: 0,
+            snapshots: 0,
         }
     }
 
@@ -340,8 +389,8 @@ impl Device {
     }
 
     /// Runs `kernel` over the grid with the parameter buffer `params`
-    /// (see [`Kernel::pack_params`]). Faults are sticky: later launches
-    /// return the same error.
+    /// (see [`Kernel::pack_params`]), after everything before it. Faults
+    /// are sticky: later launches return the same error.
     pub fn launch(
         &mut self,
         kernel: &Kernel,
@@ -349,56 +398,124 @@ impl Device {
         params: &[u8],
         opts: &LaunchOptions,
     ) -> Result<Stats, LaunchError> {
-        if let Some(e) = &self.sticky {
-            return Err(e.clone());
-        }
-        let invalid = |message: String| LaunchError {
-            code: ErrorCode::InvalidValue,
-            message,
+        let l = OpLaunch {
+            kernel,
+            cfg: *cfg,
+            params,
+            op: self.last_op.wrapping_add(1),
+            concurrent: Vec::new(),
+            name: format!("kernel {}", kernel.name),
         };
-        if params.len() != kernel.param_bytes as usize {
-            return Err(invalid(format!(
-                "{}: parameter buffer of {} bytes, the entry's .param list ({}) needs {}",
-                kernel.name,
-                params.len(),
-                kernel.param_signature(),
-                kernel.param_bytes
-            )));
+        match self.launch_ops(&[l], opts) {
+            Ok(mut stats) => Ok(stats.pop().expect("one launch")),
+            Err((_, e)) => Err(e),
         }
-        let threads = cfg.block_threads();
-        if threads == 0 || threads > 1024 || cfg.block[2] > 64 || cfg.blocks() == 0 {
-            return Err(invalid(format!(
-                "{}: invalid launch shape grid {:?} block {:?}",
-                kernel.name, cfg.grid, cfg.block
-            )));
+    }
+
+    /// Runs launches that CUDA lets overlap (each one's `concurrent` lists
+    /// the others): their blocks interleave in the adversarial schedule, and
+    /// run one launch after another in the deterministic one; either way
+    /// the race detector treats their accesses as unordered. Returns each
+    /// launch's counts, or the index of the launch that failed and why.
+    pub fn launch_ops(
+        &mut self,
+        launches: &[OpLaunch],
+        opts: &LaunchOptions,
+    ) -> Result<Vec<Stats>, (usize, LaunchError)> {
+        if let Some(e) = &self.sticky {
+            return Err((0, e.clone()));
         }
-        if cfg.grid[0] >= 1 << 31 || cfg.grid[1] > 65535 || cfg.grid[2] > 65535 {
-            return Err(invalid(format!(
-                "{}: grid {:?} too large",
-                kernel.name, cfg.grid
-            )));
+        for (i, l) in launches.iter().enumerate() {
+            check_launch(l.kernel, &l.cfg, l.params, opts).map_err(|e| (i, e))?;
         }
-        kernel.check_reqntid(cfg.block).map_err(invalid)?;
-        if let Some(max) = kernel.max_threads
-            && threads > max as u64
-        {
-            return Err(invalid(format!(
-                "{}: {threads} threads per block, .maxntid allows {max}",
-                kernel.name
-            )));
+        for l in launches {
+            self.name_op(l.op, l.name.clone(), l.cfg.block_threads() as u32);
         }
-        let shared_total = kernel.dynamic_shared_offset as u64 + cfg.dynamic_shared as u64;
-        if kernel.static_shared as u64 + cfg.dynamic_shared as u64 > opts.shared_limit as u64 {
-            return Err(invalid(format!(
-                "{}: {} bytes of shared memory per block, the limit is {}",
-                kernel.name,
-                kernel.static_shared as u64 + cfg.dynamic_shared as u64,
-                opts.shared_limit
-            )));
+        let check = Check {
+            shared: opts.races != RaceCheck::Off,
+            global: opts.races == RaceCheck::All,
+        };
+        // Releases recorded by operations ordered before these are history.
+        if launches.iter().all(|l| l.concurrent.is_empty()) {
+            self.mm.sync.clear();
         }
-        self.launches += 1;
-        let result = self.run(kernel, cfg, params, opts, shared_total as usize);
-        if let Err(e) = &result
+        self.mm.snapshot = if launches.iter().any(|l| reads_non_coherent(l.kernel)) {
+            self.snapshots = self.snapshots.wrapping_add(1).max(1);
+            self.snapshots
+        } else {
+            0
+        };
+        let concurrent: Vec<Vec<(u32, u32)>> = launches
+            .iter()
+            .map(|l| {
+                let mut c: Vec<u32> = l.concurrent.clone();
+                c.extend(launches.iter().map(|o| o.op).filter(|&o| o != l.op));
+                c.sort_unstable();
+                c.dedup();
+                c.into_iter()
+                    .map(|o| (o, self.ops.get(&o).map_or(1, |x| x.1)))
+                    .collect()
+            })
+            .collect();
+        let result = match opts.schedule {
+            Schedule::Deterministic => {
+                let mut out = Vec::new();
+                let mut failed = None;
+                for (i, l) in launches.iter().enumerate() {
+                    self.launches += 1;
+                    match self.run(l, &concurrent[i], opts, check) {
+                        Ok(s) => out.push(s),
+                        Err(e) => {
+                            failed = Some((i, e));
+                            break;
+                        }
+                    }
+                }
+                match failed {
+                    Some(f) => Err(f),
+                    None => Ok(out),
+                }
+            }
+            Schedule::Adversarial { seed } => {
+                let mut rng = block::Rng::new(seed);
+                let mut runs: Vec<LaunchRun> = Vec::new();
+                for (l, c) in launches.iter().zip(concurrent) {
+                    self.launches += 1;
+                    runs.push(LaunchRun::new(
+                        l.kernel,
+                        l.cfg,
+                        l.params,
+                        l.op,
+                        c,
+                        self.launches as u64,
+                        shared_total(l.kernel, &l.cfg),
+                        opts.max_warp_instructions,
+                        &mut rng,
+                    ));
+                }
+                match sched::run_group(
+                    &self.arch,
+                    &mut self.memory,
+                    &mut self.mm,
+                    &mut self.blocks_run,
+                    &mut runs,
+                    check,
+                    &mut rng,
+                ) {
+                    Ok(()) => Ok(runs.into_iter().map(|r| r.stats).collect()),
+                    Err((i, ctaid, f)) => {
+                        let l = &launches[i];
+                        Err((i, self.describe(l.kernel, &l.cfg, l.op, ctaid, &f)))
+                    }
+                }
+            }
+        };
+        self.mm.drain(&mut self.memory);
+        if self.mm.snapshot != 0 {
+            self.memory.drop_snapshots();
+            self.mm.snapshot = 0;
+        }
+        if let Err((_, e)) = &result
             && e.code.sticky()
         {
             self.sticky = Some(e.clone());
@@ -406,22 +523,93 @@ impl Device {
         result
     }
 
+    /// Race-checks a copy or memset, operation `op` named `name` (e.g.
+    /// `host-to-device copy of 64 bytes on stream 2 (op 5)`), that reads
+    /// (`write` false) or writes `[addr, addr + len)`, against the accesses
+    /// of the earlier operations in `concurrent`, and records it for later
+    /// ones. A conflict is a race: `CUDA_ERROR_LAUNCH_FAILED`, sticky.
+    pub fn check_copy(
+        &mut self,
+        op: u32,
+        name: &str,
+        concurrent: &[u32],
+        addr: u64,
+        len: u64,
+        write: bool,
+    ) -> Result<(), LaunchError> {
+        if let Some(e) = &self.sticky {
+            return Err(e.clone());
+        }
+        self.name_op(op, name.to_owned(), 1);
+        if len == 0 {
+            return Ok(());
+        }
+        let Some(i) = self.memory.locate(addr, len) else {
+            return Ok(());
+        };
+        let conc: Vec<(u32, u32)> = concurrent
+            .iter()
+            .map(|&o| (o, self.ops.get(&o).map_or(1, |x| x.1)))
+            .collect();
+        let view = View {
+            block_threads: 1,
+            op,
+            concurrent: &conc,
+            know: None,
+        };
+        let stamp = Stamp {
+            thread: 1,
+            op,
+            ..Stamp::default()
+        };
+        let acc = Access::weak(if write { Kind::Write } else { Kind::Read });
+        let off = (addr - self.memory.base_of(i)) as usize;
+        let (first, last) = (off / 4, (off + len as usize - 1) / 4);
+        let cells = self.memory.shadow(i);
+        let mut conflict = None;
+        for (w, cell) in cells.iter_mut().enumerate().take(last + 1).skip(first) {
+            if let Some(c) = cell.access(op, stamp, acc, &view, true) {
+                conflict = Some((w, c));
+                break;
+            }
+        }
+        let Some((w, c)) = conflict else {
+            return Ok(());
+        };
+        let word = addr - (off as u64 % 4) + (w - first) as u64 * 4;
+        let e = LaunchError {
+            code: ErrorCode::LaunchFailed,
+            message: format!(
+                "{name}: global memory race on the word at {word:#x}: {} and {}, with no stream order or event ordering them",
+                self.side(&c.first, op, 1, None),
+                self.side(&c.second, op, 1, None),
+            ),
+        };
+        self.sticky = Some(e.clone());
+        Err(e)
+    }
+
+    fn name_op(&mut self, op: u32, name: String, block_threads: u32) {
+        self.last_op = self.last_op.max(op);
+        self.ops.insert(op, (name, block_threads));
+        while self.ops.len() > OPS_KEPT {
+            self.ops.pop_first();
+        }
+    }
+
     fn run(
         &mut self,
-        kernel: &Kernel,
-        cfg: &LaunchConfig,
-        params: &[u8],
+        l: &OpLaunch,
+        concurrent: &[(u32, u32)],
         opts: &LaunchOptions,
-        shared_total: usize,
+        check: Check,
     ) -> Result<Stats, LaunchError> {
+        let (kernel, cfg, params) = (l.kernel, &l.cfg, l.params);
+        let shared_total = shared_total(kernel, cfg);
         let threads = cfg.block_threads() as u32;
         let nwarps = threads.div_ceil(32);
         let blocks = cfg.blocks();
         let mut stats = Stats::default();
-        let check = Check {
-            shared: opts.races != RaceCheck::Off,
-            global: opts.races == RaceCheck::All,
-        };
         self.shared.resize(shared_total, 0);
         if check.shared {
             self.shadow
@@ -430,30 +618,9 @@ impl Device {
         let mut warps: Vec<Warp> = (0..nwarps)
             .map(|w| Warp::new(kernel, w, cfg.block))
             .collect();
-        let mut rng = match opts.schedule {
-            Schedule::Adversarial { seed } => Some(block::Rng::new(seed)),
-            Schedule::Deterministic => None,
-        };
-        // Block order: in order, or a seeded random permutation (an affine
-        // map modulo the block count, so any grid size costs nothing).
-        let (mul, add) = match rng.as_mut() {
-            Some(r) => {
-                let mut m = r.below(blocks) | 1;
-                while gcd(m, blocks) != 1 {
-                    m = (m + 2) % blocks.max(2);
-                }
-                (m, r.below(blocks))
-            }
-            None => (1, 0),
-        };
         let mut budget = opts.max_warp_instructions;
-        for k in 0..blocks {
-            let b = ((k as u128 * mul as u128 + add as u128) % blocks as u128) as u64;
-            let ctaid = [
-                (b % cfg.grid[0] as u64) as u32,
-                ((b / cfg.grid[0] as u64) % cfg.grid[1] as u64) as u32,
-                (b / (cfg.grid[0] as u64 * cfg.grid[1] as u64)) as u32,
-            ];
+        for b in 0..blocks {
+            let ctaid = ctaid_of(cfg, b);
             for (i, w) in warps.iter_mut().enumerate() {
                 w.reset(i as u32, cfg.block, threads);
             }
@@ -461,6 +628,7 @@ impl Device {
             for (i, byte) in self.shared.iter_mut().enumerate() {
                 *byte = memory::POISON[i % 4];
             }
+            self.sync.clear();
             self.blocks_run = self.blocks_run.wrapping_add(1).max(1);
             let mut env = Env {
                 kernel,
@@ -471,6 +639,7 @@ impl Device {
                     ctaid,
                     nwarps,
                     nsm: self.arch.sms,
+                    smid: (b % self.arch.sms.max(1) as u64) as u32,
                     dyn_smem: cfg.dynamic_shared,
                     total_smem: shared_total as u32,
                     grid_id: self.launches as u64,
@@ -484,21 +653,235 @@ impl Device {
                 shared_tag: self.blocks_run,
                 bepoch: 0,
                 global: &mut self.memory,
-                launch_tag: self.launches,
                 check,
                 layout: Layout {
                     block_threads: threads,
+                    block: b as u32,
+                    op: l.op,
                 },
+                concurrent,
                 thread_base: (b as u32).wrapping_mul(threads),
                 stats: &mut stats,
+                sync: &mut self.sync,
+                mm: &mut self.mm,
+                sm: NO_SM,
             };
-            if let Err(f) = block::run_block(&mut env, &mut warps, rng.as_mut(), &mut budget) {
-                return Err(describe(kernel, cfg, ctaid, threads, &f));
+            if let Err(f) = block::run_block(&mut env, &mut warps, &mut budget) {
+                return Err(self.describe(kernel, cfg, l.op, ctaid, &f));
             }
             stats.blocks += 1;
         }
         Ok(stats)
     }
+
+    /// One side of a race, for messages.
+    fn side(&self, s: &race::Side, op: u32, threads: u32, kernel: Option<&Kernel>) -> String {
+        let what = access_name(s.access);
+        if let Some(k) = kernel.filter(|_| s.op == op) {
+            let block = s.thread / threads;
+            let t = s.thread % threads;
+            return format!(
+                "{what} by block {block} thread {t} (warp {}) at PTX line {} (`{}`) in barrier interval {}",
+                t / 32,
+                k.line_of(s.pc),
+                k.opcode_of(s.pc),
+                s.bepoch
+            );
+        }
+        match self.ops.get(&s.op) {
+            Some((name, bt)) if *bt > 1 => format!(
+                "{what} by {name}, block {} thread {}",
+                s.thread / bt,
+                s.thread % bt
+            ),
+            Some((name, _)) => format!("{what} by {name}"),
+            None => format!("{what} by operation {}", s.op),
+        }
+    }
+
+    /// A fault as a launch error naming the kernel, block, thread and line.
+    fn describe(
+        &self,
+        kernel: &Kernel,
+        cfg: &LaunchConfig,
+        op: u32,
+        ctaid: [u32; 3],
+        f: &Fault,
+    ) -> LaunchError {
+        let threads = cfg.block_threads() as u32;
+        let at = |pc: u32| {
+            format!(
+                "PTX line {} (`{}`)",
+                kernel.line_of(pc),
+                kernel.opcode_of(pc)
+            )
+        };
+        let who = match f.thread {
+            Some(t) => format!(
+                "block ({}, {}, {}) thread {t}",
+                ctaid[0], ctaid[1], ctaid[2]
+            ),
+            None => format!("block ({}, {}, {})", ctaid[0], ctaid[1], ctaid[2]),
+        };
+        let (code, what) = match &f.kind {
+            FaultKind::IllegalAddress { space, addr, bytes } => (
+                ErrorCode::IllegalAddress,
+                format!(
+                    "illegal address: {bytes}-byte {} access at {addr:#x} outside every allocation",
+                    space_name(*space)
+                ),
+            ),
+            FaultKind::Misaligned { space, addr, bytes } => (
+                ErrorCode::MisalignedAddress,
+                format!(
+                    "misaligned address: {bytes}-byte {} access at {addr:#x}",
+                    space_name(*space)
+                ),
+            ),
+            FaultKind::Race {
+                space,
+                addr,
+                conflict,
+            } => {
+                let side = |s: &race::Side| self.side(s, op, threads, Some(kernel));
+                let text = if conflict.nc {
+                    format!(
+                        "ld.global.nc of the word at {addr:#x}, which this launch also writes: {} and {}; the non-coherent path requires data read-only for the whole launch",
+                        side(&conflict.first),
+                        side(&conflict.second)
+                    )
+                } else {
+                    format!(
+                        "{} memory race on the word at {addr:#x}: {} and {}, with nothing ordering them (no barrier, release/acquire, stream order or event)",
+                        space_name(*space),
+                        side(&conflict.first),
+                        side(&conflict.second)
+                    )
+                };
+                (ErrorCode::LaunchFailed, text)
+            }
+            FaultKind::Trap => (ErrorCode::LaunchFailed, "trap".to_owned()),
+            FaultKind::Sync(m) => (ErrorCode::LaunchFailed, m.clone()),
+            FaultKind::InstructionLimit(n) => (
+                ErrorCode::LaunchTimeout,
+                format!(
+                    "instruction limit reached after {n} warp-instructions (an infinite loop?)"
+                ),
+            ),
+        };
+        LaunchError {
+            code,
+            message: format!("kernel {}: {what}; {who}, {}", kernel.name, at(f.pc)),
+        }
+    }
+}
+
+/// How an access reads in messages: `write`, `atomic (.cta)`,
+/// `strong read (.gpu)`, `ld.global.nc read`.
+fn access_name(a: Access) -> String {
+    let scope = |s: ir::Scope| match s {
+        ir::Scope::Cta => ".cta",
+        ir::Scope::Gpu => ".gpu",
+        ir::Scope::Sys => ".sys",
+    };
+    match (a.kind, a.strong) {
+        (Kind::Atomic, Some(s)) => format!("atomic ({})", scope(s)),
+        (k, Some(s)) => format!("strong {k} ({})", scope(s)),
+        (Kind::Read, None) if a.nc => "ld.global.nc read".to_owned(),
+        (k, None) => k.to_string(),
+    }
+}
+
+/// Whether `kernel` reads through the non-coherent path.
+fn reads_non_coherent(kernel: &Kernel) -> bool {
+    kernel.insts.iter().any(|i| {
+        matches!(
+            i.op,
+            ir::Op::Ld { order, .. } if order.sem == ir::Sem::ReadOnly
+        )
+    })
+}
+
+fn shared_total(kernel: &Kernel, cfg: &LaunchConfig) -> usize {
+    kernel.dynamic_shared_offset as usize + cfg.dynamic_shared as usize
+}
+
+/// The checks CUDA makes at the launch call (`CUDA_ERROR_INVALID_VALUE`).
+fn check_launch(
+    kernel: &Kernel,
+    cfg: &LaunchConfig,
+    params: &[u8],
+    opts: &LaunchOptions,
+) -> Result<(), LaunchError> {
+    let invalid = |message: String| LaunchError {
+        code: ErrorCode::InvalidValue,
+        message,
+    };
+    if params.len() != kernel.param_bytes as usize {
+        return Err(invalid(format!(
+            "{}: parameter buffer of {} bytes, the entry's .param list ({}) needs {}",
+            kernel.name,
+            params.len(),
+            kernel.param_signature(),
+            kernel.param_bytes
+        )));
+    }
+    let threads = cfg.block_threads();
+    if threads == 0 || threads > 1024 || cfg.block[2] > 64 || cfg.blocks() == 0 {
+        return Err(invalid(format!(
+            "{}: invalid launch shape grid {:?} block {:?}",
+            kernel.name, cfg.grid, cfg.block
+        )));
+    }
+    if cfg.grid[0] >= 1 << 31 || cfg.grid[1] > 65535 || cfg.grid[2] > 65535 {
+        return Err(invalid(format!(
+            "{}: grid {:?} too large",
+            kernel.name, cfg.grid
+        )));
+    }
+    kernel.check_reqntid(cfg.block).map_err(invalid)?;
+    if let Some(max) = kernel.max_threads
+        && threads > max as u64
+    {
+        return Err(invalid(format!(
+            "{}: {threads} threads per block, .maxntid allows {max}",
+            kernel.name
+        )));
+    }
+    if kernel.static_shared as u64 + cfg.dynamic_shared as u64 > opts.shared_limit as u64 {
+        return Err(invalid(format!(
+            "{}: {} bytes of shared memory per block, the limit is {}",
+            kernel.name,
+            kernel.static_shared as u64 + cfg.dynamic_shared as u64,
+            opts.shared_limit
+        )));
+    }
+    Ok(())
+}
+
+/// The block order of a launch: in order, or a seeded random permutation
+/// (an affine map modulo the block count, so any grid size costs nothing):
+/// the `k`-th block run is `(k * mul + add) % blocks`.
+pub(crate) fn block_order(blocks: u64, rng: Option<&mut block::Rng>) -> (u64, u64) {
+    match rng {
+        Some(r) => {
+            let mut m = r.below(blocks) | 1;
+            while gcd(m, blocks) != 1 {
+                m = (m + 2) % blocks.max(2);
+            }
+            (m, r.below(blocks))
+        }
+        None => (1, 0),
+    }
+}
+
+/// The `%ctaid` of linear block `b`.
+pub(crate) fn ctaid_of(cfg: &LaunchConfig, b: u64) -> [u32; 3] {
+    [
+        (b % cfg.grid[0] as u64) as u32,
+        ((b / cfg.grid[0] as u64) % cfg.grid[1] as u64) as u32,
+        (b / (cfg.grid[0] as u64 * cfg.grid[1] as u64)) as u32,
+    ]
 }
 
 fn gcd(a: u64, b: u64) -> u64 {
@@ -512,84 +895,5 @@ fn space_name(s: ir::Space) -> &'static str {
         ir::Space::Shared => "shared",
         ir::Space::Local => "local",
         ir::Space::Const => "const",
-    }
-}
-
-/// A fault as a launch error naming the kernel, block, thread and line.
-fn describe(
-    kernel: &Kernel,
-    cfg: &LaunchConfig,
-    ctaid: [u32; 3],
-    threads: u32,
-    f: &Fault,
-) -> LaunchError {
-    let at = |pc: u32| {
-        format!(
-            "PTX line {} (`{}`)",
-            kernel.line_of(pc),
-            kernel.opcode_of(pc)
-        )
-    };
-    let who = match f.thread {
-        Some(t) => format!(
-            "block ({}, {}, {}) thread {t}",
-            ctaid[0], ctaid[1], ctaid[2]
-        ),
-        None => format!("block ({}, {}, {})", ctaid[0], ctaid[1], ctaid[2]),
-    };
-    let (code, what) = match &f.kind {
-        FaultKind::IllegalAddress { space, addr, bytes } => (
-            ErrorCode::IllegalAddress,
-            format!(
-                "illegal address: {bytes}-byte {} access at {addr:#x} outside every allocation",
-                space_name(*space)
-            ),
-        ),
-        FaultKind::Misaligned { space, addr, bytes } => (
-            ErrorCode::MisalignedAddress,
-            format!(
-                "misaligned address: {bytes}-byte {} access at {addr:#x}",
-                space_name(*space)
-            ),
-        ),
-        FaultKind::Race {
-            space,
-            addr,
-            conflict,
-        } => {
-            let side = |s: &race::Side| {
-                let block = s.thread / threads;
-                let t = s.thread % threads;
-                format!(
-                    "{} by block {} thread {} (warp {}) at {} in barrier interval {}",
-                    s.kind,
-                    block,
-                    t,
-                    t / 32,
-                    at(s.pc),
-                    s.bepoch
-                )
-            };
-            (
-                ErrorCode::LaunchFailed,
-                format!(
-                    "{} memory race on the word at {addr:#x}: {} and {}, with no barrier ordering them",
-                    space_name(*space),
-                    side(&conflict.first),
-                    side(&conflict.second)
-                ),
-            )
-        }
-        FaultKind::Trap => (ErrorCode::LaunchFailed, "trap".to_owned()),
-        FaultKind::Sync(m) => (ErrorCode::LaunchFailed, m.clone()),
-        FaultKind::InstructionLimit(n) => (
-            ErrorCode::LaunchTimeout,
-            format!("instruction limit reached after {n} warp-instructions (an infinite loop?)"),
-        ),
-    };
-    let _ = cfg;
-    LaunchError {
-        code,
-        message: format!("kernel {}: {what}; {who}, {}", kernel.name, at(f.pc)),
     }
 }

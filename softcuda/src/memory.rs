@@ -46,6 +46,10 @@ pub struct Allocation {
     /// Race-detector shadow, one cell per 4-byte word (empty until a checked
     /// launch touches the allocation).
     pub(crate) shadow: Vec<Cell>,
+    /// The bytes as they were when the running launches started, for
+    /// `ld.global.nc` (kept by their first store), and its generation.
+    snapshot: Vec<u8>,
+    snapshot_of: u32,
 }
 
 /// Why a memory operation failed.
@@ -104,6 +108,8 @@ impl GlobalMemory {
             base,
             data,
             shadow: Vec::new(),
+            snapshot: Vec::new(),
+            snapshot_of: 0,
         });
         self.used += rounded;
         self.next = (base + rounded + GAP).div_ceil(ALLOC_ALIGN) * ALLOC_ALIGN;
@@ -151,6 +157,52 @@ impl GlobalMemory {
 
     pub(crate) fn alloc_mut(&mut self, i: usize) -> &mut Allocation {
         &mut self.allocs[i]
+    }
+
+    /// Before the first store of snapshot generation `gen` to allocation
+    /// `i`: keeps its bytes for [`GlobalMemory::read_only`].
+    #[inline]
+    pub(crate) fn keep_snapshot(&mut self, i: usize, generation: u32) {
+        let a = &mut self.allocs[i];
+        if a.snapshot_of != generation {
+            a.snapshot_of = generation;
+            a.snapshot.clear();
+            a.snapshot.extend_from_slice(&a.data);
+        }
+    }
+
+    /// `len` bytes at offset `off` of allocation `i` as they were before
+    /// the stores of snapshot generation `gen` (the `ld.global.nc` path).
+    pub(crate) fn read_only(&self, i: usize, off: usize, len: usize, generation: u32) -> &[u8] {
+        let a = &self.allocs[i];
+        if generation != 0 && a.snapshot_of == generation {
+            &a.snapshot[off..off + len]
+        } else {
+            &a.data[off..off + len]
+        }
+    }
+
+    /// Frees every snapshot (the launches that needed them are done).
+    pub(crate) fn drop_snapshots(&mut self) {
+        for a in &mut self.allocs {
+            a.snapshot_of = 0;
+            a.snapshot = Vec::new();
+        }
+    }
+
+    /// The race-detector shadow of allocation `i` from byte `off`,
+    /// created if absent.
+    pub(crate) fn shadow(&mut self, i: usize) -> &mut [Cell] {
+        let a = &mut self.allocs[i];
+        if a.shadow.is_empty() {
+            a.shadow = vec![Cell::default(); a.data.len().div_ceil(4)];
+        }
+        &mut a.shadow
+    }
+
+    /// The base of allocation `i`.
+    pub(crate) fn base_of(&self, i: usize) -> u64 {
+        self.allocs[i].base
     }
 
     /// The bytes `[addr, addr + len)` of one allocation.

@@ -17,15 +17,16 @@
 mod common;
 
 use common::*;
+use gpu_kernels::pair::{PairSetup, Style, Visitor, fill_row, row_words};
 use gpu_kernels::shape;
 use softcuda::{
     Device, ErrorCode, LaunchConfig, LaunchOptions, Module, ModuleError, RaceCheck, Schedule, arch,
 };
 
 /// Runs the shipped kernel `name` (a force kernel, guarded or not, a
-/// Hermite force kernel, the energy kernel, a scan, or the Lennard-Jones
-/// thermo kernel on a made-up neighbour list) at N = 300, or N = 1100 for the triangle kernels, where
-/// they have interior and edge blocks for blocks of 64 and 128 (groups of
+/// Hermite force kernel, the energy kernel, a scan, or a pair style's thermo
+/// kernel on a made-up neighbour list) at N = 300, or N = 1100 for the
+/// triangle kernels, where they have interior and edge blocks for blocks of 64 and 128 (groups of
 /// 256 and 512 bodies). Launch shapes come from `gpu_kernels::shape`, as the
 /// host's.
 fn run_force(
@@ -142,8 +143,11 @@ fn run_force(
                 )
             }
         }
-        "nbody_lj_forces_thermo" => {
-            // Eight neighbours per body, i + 1 ..= i + 8, in the list layout.
+        thermo if thermo_style(thermo).is_some() => {
+            // Every pair style's thermo kernel: eight neighbours per body,
+            // i + 1 ..= i + 8, in the list layout; one atom type, the law's
+            // example coefficients.
+            let style = thermo_style(thermo).expect("matched");
             let cap = 8;
             let mut list = vec![0u32; (shape::neighbour_stride(nn) * cap) as usize];
             for i in 0..nn {
@@ -154,23 +158,29 @@ fn run_force(
             let list: Vec<u8> = list.iter().flat_map(|w| w.to_le_bytes()).collect();
             let nlist = upload(&mut dev, &list);
             let ncount = upload(&mut dev, &[8u32; 300].map(|c| c.to_le_bytes()).concat());
-            let partials = shape::lj_partials(nn, block) as usize;
+            let types = upload(&mut dev, &vec![0u8; 4 * n]);
+            let row: Vec<u8> = style
+                .visit(ExampleRow)
+                .iter()
+                .flat_map(|w| w.to_le_bytes())
+                .collect();
+            let table = upload(&mut dev, &row);
+            let partials = shape::pair_partials(nn, block) as usize;
             let partials = upload(&mut dev, &vec![0u8; 8 * partials]);
-            let s = shape::lj(nn, block, true);
+            let s = shape::pair_forces(nn, block, true);
             let mut args = vec![
                 Arg::Ptr(pos),
+                Arg::Ptr(types),
                 Arg::Ptr(nlist),
                 Arg::Ptr(ncount),
-                Arg::Ptr(acc),
             ];
             args.extend([
+                Arg::Ptr(acc),
                 Arg::Ptr(vel),
                 Arg::Ptr(partials),
-                Arg::U32(nn),
-                Arg::U32(nn),
+                Arg::Ptr(table),
             ]);
-            args.extend([Arg::U32(cap), Arg::F32(6.25), Arg::F32(1.0), Arg::F32(2.0)]);
-            args.extend([Arg::F32(24.0), Arg::F32(4.0), Arg::F32(0.0)]);
+            args.extend([Arg::U32(nn), Arg::U32(nn), Arg::U32(cap), Arg::U32(1)]);
             (s, args)
         }
         "nbody_hermite_force" | "nbody_hermite_force_mixed" => {
@@ -206,6 +216,28 @@ fn run_force(
     };
     let (grid, shared) = (launch_shape.grid, launch_shape.shared_bytes);
     launch(&mut dev, m, name, grid, block, shared, &args, schedule).map(|_| ())
+}
+
+/// The pair style whose thermo kernel is `name`, if one is.
+fn thermo_style(name: &str) -> Option<Style> {
+    Style::ALL
+        .iter()
+        .copied()
+        .find(|s| s.forces_entries()[1].name() == name)
+}
+
+/// A law's row for its example coefficients, shifted.
+struct ExampleRow;
+
+impl Visitor for ExampleRow {
+    type Output = Vec<f32>;
+    fn visit<L: PairSetup>(self) -> Vec<f32> {
+        let n = L::PARAMS.len();
+        let params: Vec<f64> = L::EXAMPLE[..n].iter().map(|&x| x as f64).collect();
+        let mut row = vec![0.0; row_words::<L>() as usize];
+        fill_row::<L>(&params, L::EXAMPLE[n] as f64, true, &mut row).expect("a valid example");
+        row
+    }
 }
 
 /// The kernel whose body contains PTX line `line`.

@@ -14,6 +14,7 @@ use super::schedule;
 use crate::config::{Kernel, Params};
 use crate::engine::{BackendKind, Divergence, Engine};
 use crate::error::{Error, Result};
+use crate::force::Gravity;
 use crate::integrator::Stage;
 use crate::state::{Bodies, Energy};
 
@@ -41,6 +42,8 @@ pub(crate) struct CpuEngine {
     vel: Vec<Vec4>,
     acc: Vec<Vec4>,
     params: Params,
+    /// The force law's parameters (the engine runs gravity only).
+    gravity: Gravity,
     loops: ForceLoops,
     method: ForceMethod,
     soa: Soa,
@@ -133,7 +136,8 @@ impl CpuEngine {
     pub(crate) fn new(bodies: &Bodies, params: &Params, tuning: CpuTuning) -> Result<CpuEngine> {
         let (pos, vel) = bodies.to_device_layout();
         let max_mass = pos.iter().fold(0.0f32, |m, p| m.max(p.w));
-        let loops = force_loops(&tuning, params.gravity().needs_guard(max_mass))?;
+        let gravity = params.gravity_for("the CPU gravity engine")?;
+        let loops = force_loops(&tuning, gravity.needs_guard(max_mass))?;
         let n = pos.len();
         let third_law =
             matches!(params.kernel(), Kernel::Triangle { .. }) || n >= tuning.third_law_min_n;
@@ -156,7 +160,8 @@ impl CpuEngine {
             pos,
             vel,
             acc: vec![Vec4::ZERO; n],
-            params: *params,
+            params: params.clone(),
+            gravity,
             loops,
             method,
             soa: Soa::default(),
@@ -195,7 +200,7 @@ impl CpuEngine {
             a.clear();
             a.resize(padded, 0.0);
         }
-        let eps2 = self.params.gravity().eps2();
+        let eps2 = self.gravity.eps2();
         let (soa, loops, n) = (&self.soa, &self.loops, self.pos.len());
         match &self.method {
             ForceMethod::AllPairs { i_block, j_tile } => all_pairs_parallel(
@@ -218,7 +223,7 @@ impl CpuEngine {
                 eps2,
             ),
         }
-        let g = self.params.gravity().g();
+        let g = self.gravity.g();
         for (i, a) in self.acc.iter_mut().enumerate() {
             *a = Vec4::new(self.ax[i] * g, self.ay[i] * g, self.az[i] * g, 0.0);
         }
@@ -316,11 +321,11 @@ impl Engine for CpuEngine {
             .sum::<f64>();
         let padded = self.padded_len();
         self.soa.fill(&self.pos, padded);
-        let eps2 = self.params.gravity().eps2();
+        let eps2 = self.gravity.eps2();
         let pair_sum = pair_potential(&self.loops, &self.soa, self.pos.len(), eps2);
         Ok(Energy {
             kinetic,
-            potential: -(self.params.gravity().g() as f64) * pair_sum,
+            potential: -(self.gravity.g() as f64) * pair_sum,
         })
     }
 

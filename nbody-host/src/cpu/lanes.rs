@@ -1,6 +1,7 @@
 //! What the short-range (neighbour-list) loops need of a vector type beyond
-//! [`Simd`]: index vectors, gathers and scatters through them, lane masks,
-//! rounding and a reciprocal.
+//! [`Simd`]: index vectors, gathers and scatters through them, lane masks;
+//! and the vector types' [`Lane`] (what a pair law needs: constants,
+//! a reciprocal, rounding, powers of two, `min` and `max`).
 //!
 //! An index vector ([`Lanes::Idx`]) is made only by [`Lanes::load_idx`] or
 //! [`Lanes::iota_idx`], which clamp every lane to `bound - 1`, and it
@@ -9,14 +10,19 @@
 //! whatever the indices were (a wrong index gives a wrong value, never an
 //! access outside the slice), for one `vpminud` per index vector.
 //!
+//! (Over 600 lines: two traits and their implementations for every vector
+//! type, meant to be read side by side.)
+//!
 //! The scatter writes the lanes in increasing order; lanes with equal
 //! indices leave the last one's value (the loops only repeat an index where
 //! every such lane writes the same value).
 
+use gpu_kernels::pair::Lane;
+
 use super::simd::Simd;
 
 /// Index vectors, gathers, scatters and masks (see the module documentation).
-pub(crate) trait Lanes: Simd {
+pub(crate) trait Lanes: Simd + Lane {
     /// `LANES` indices, each below the bound it carries.
     type Idx: Copy;
     /// One flag per lane.
@@ -30,6 +36,11 @@ pub(crate) trait Lanes: Simd {
 
     /// `base[idx[k]]` in every lane (panics if `base` is shorter than the bound).
     fn gather(cap: Self::Cap, base: &[f32], idx: Self::Idx) -> Self;
+
+    /// `src[idx[k]]` in every lane, each clamped to `bound - 1` (`bound >=
+    /// 1`; panics if `src` is shorter than `idx`'s bound): indices read
+    /// through indices (a pair's atom type).
+    fn gather_idx(cap: Self::Cap, src: &[u32], idx: Self::Idx, bound: u32) -> Self::Idx;
 
     /// `base[idx[k]] = self[k]` for every lane in increasing `k` (panics if
     /// `base` is shorter than the bound).
@@ -65,14 +76,6 @@ pub(crate) trait Lanes: Simd {
 
     /// `self` where `mask` is set, `+0` elsewhere.
     fn zero_unless(self, mask: Self::Mask) -> Self;
-
-    /// The nearest integer, ties to even.
-    fn round_even(self) -> Self;
-
-    /// `1 / self` from the hardware estimate and Newton–Raphson steps, to
-    /// within a few `f32` ulps (`1 / 0 = inf`, then NaN after the step:
-    /// coincident bodies end as NaN, a divergence, not a silent zero).
-    fn recip(self) -> Self;
 }
 
 impl Lanes for f32 {
@@ -92,6 +95,11 @@ impl Lanes for f32 {
     #[inline(always)]
     fn gather(_: (), base: &[f32], idx: u32) -> f32 {
         base[idx as usize]
+    }
+
+    #[inline(always)]
+    fn gather_idx(_: (), src: &[u32], idx: u32, bound: u32) -> u32 {
+        src[idx as usize].min(bound - 1)
     }
 
     #[inline(always)]
@@ -118,21 +126,13 @@ impl Lanes for f32 {
     fn zero_unless(self, mask: bool) -> f32 {
         if mask { self } else { 0.0 }
     }
-
-    #[inline(always)]
-    fn round_even(self) -> f32 {
-        self.round_ties_even()
-    }
-
-    #[inline(always)]
-    fn recip(self) -> f32 {
-        1.0 / self
-    }
 }
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use core::arch::x86_64::*;
+
+    use gpu_kernels::pair::Lane;
 
     use super::Lanes;
     use crate::cpu::simd::{F32x8, F32x16, Simd};
@@ -198,6 +198,19 @@ mod x86 {
         }
 
         #[inline(always)]
+        fn gather_idx(_: Self::Cap, src: &[u32], idx: Idx16, bound: u32) -> Idx16 {
+            assert!(src.len() >= idx.bound as usize);
+            // SAFETY: see above (every lane < idx.bound <= src.len()).
+            let v = unsafe {
+                _mm512_min_epu32(
+                    _mm512_i32gather_epi32::<4>(idx.v, src.as_ptr().cast()),
+                    _mm512_set1_epi32((bound - 1) as i32),
+                )
+            };
+            Idx16 { v, bound }
+        }
+
+        #[inline(always)]
         fn scatter(self, base: &mut [f32], idx: Idx16) {
             assert!(base.len() >= idx.bound as usize);
             // SAFETY: see above (every lane < bound <= base.len()).
@@ -251,6 +264,13 @@ mod x86 {
             // SAFETY: see above.
             Self::from_raw(self.cap(), unsafe { _mm512_maskz_mov_ps(mask, self.raw()) })
         }
+    }
+
+    impl Lane for F32x16 {
+        #[inline(always)]
+        fn lit(self, v: f32) -> Self {
+            Self::splat(self.cap(), v)
+        }
 
         #[inline(always)]
         fn round_even(self) -> Self {
@@ -261,13 +281,40 @@ mod x86 {
         }
 
         /// `vrcp14ps` (relative error below 2^-14) and one Newton–Raphson
-        /// step `y (2 - x y)`: about 2^-23.
+        /// step `y (2 - x y)`: about 2^-23 (`1 / 0 = inf`, then NaN after
+        /// the step: coincident bodies end as NaN, a divergence, not a
+        /// silent zero).
         #[inline(always)]
         fn recip(self) -> Self {
             // SAFETY: see above.
             Self::from_raw(self.cap(), unsafe {
                 let y = _mm512_rcp14_ps(self.raw());
                 _mm512_mul_ps(y, _mm512_fnmadd_ps(self.raw(), y, _mm512_set1_ps(2.0)))
+            })
+        }
+
+        /// `vscalefps`: `1 * 2^self`, exact.
+        #[inline(always)]
+        fn pow2i(self) -> Self {
+            // SAFETY: see above.
+            Self::from_raw(self.cap(), unsafe {
+                _mm512_scalef_ps(_mm512_set1_ps(1.0), self.raw())
+            })
+        }
+
+        #[inline(always)]
+        fn min(self, other: Self) -> Self {
+            // SAFETY: see above.
+            Self::from_raw(self.cap(), unsafe {
+                _mm512_min_ps(self.raw(), other.raw())
+            })
+        }
+
+        #[inline(always)]
+        fn max(self, other: Self) -> Self {
+            // SAFETY: see above.
+            Self::from_raw(self.cap(), unsafe {
+                _mm512_max_ps(self.raw(), other.raw())
             })
         }
     }
@@ -307,6 +354,19 @@ mod x86 {
             // SAFETY: see above (every lane < bound <= base.len()).
             let v = unsafe { _mm256_i32gather_ps::<4>(base.as_ptr(), idx.v) };
             F32x8::from_raw(cap, v)
+        }
+
+        #[inline(always)]
+        fn gather_idx(_: Self::Cap, src: &[u32], idx: Idx8, bound: u32) -> Idx8 {
+            assert!(src.len() >= idx.bound as usize);
+            // SAFETY: see above (every lane < idx.bound <= src.len()).
+            let v = unsafe {
+                _mm256_min_epu32(
+                    _mm256_i32gather_epi32::<4>(src.as_ptr().cast(), idx.v),
+                    _mm256_set1_epi32((bound - 1) as i32),
+                )
+            };
+            Idx8 { v, bound }
         }
 
         /// AVX2 has no scatter: eight stores.
@@ -354,6 +414,13 @@ mod x86 {
             // SAFETY: see above.
             Self::from_raw(self.cap(), unsafe { _mm256_and_ps(self.raw(), mask) })
         }
+    }
+
+    impl Lane for F32x8 {
+        #[inline(always)]
+        fn lit(self, v: f32) -> Self {
+            Self::splat(self.cap(), v)
+        }
 
         #[inline(always)]
         fn round_even(self) -> Self {
@@ -373,12 +440,41 @@ mod x86 {
                 _mm256_mul_ps(y, _mm256_fnmadd_ps(self.raw(), y, _mm256_set1_ps(2.0)))
             })
         }
+
+        /// The exponent field `k + 127` shifted into place: exact.
+        #[inline(always)]
+        fn pow2i(self) -> Self {
+            // SAFETY: see above.
+            Self::from_raw(self.cap(), unsafe {
+                let k = _mm256_cvtps_epi32(self.raw());
+                let e = _mm256_add_epi32(k, _mm256_set1_epi32(127));
+                _mm256_castsi256_ps(_mm256_slli_epi32::<23>(e))
+            })
+        }
+
+        #[inline(always)]
+        fn min(self, other: Self) -> Self {
+            // SAFETY: see above.
+            Self::from_raw(self.cap(), unsafe {
+                _mm256_min_ps(self.raw(), other.raw())
+            })
+        }
+
+        #[inline(always)]
+        fn max(self, other: Self) -> Self {
+            // SAFETY: see above.
+            Self::from_raw(self.cap(), unsafe {
+                _mm256_max_ps(self.raw(), other.raw())
+            })
+        }
     }
 }
 
 #[cfg(target_arch = "aarch64")]
 mod arm {
     use core::arch::aarch64::*;
+
+    use gpu_kernels::pair::Lane;
 
     use super::Lanes;
     use crate::cpu::simd::{F32x4, Simd};
@@ -419,6 +515,15 @@ mod arm {
             assert!(base.len() >= idx.bound as usize);
             let lanes = idx.v.map(|i| base[i as usize]);
             F32x4::load(cap, &lanes)
+        }
+
+        #[inline(always)]
+        fn gather_idx(_: Self::Cap, src: &[u32], idx: Idx4, bound: u32) -> Idx4 {
+            assert!(src.len() >= idx.bound as usize);
+            Idx4 {
+                v: idx.v.map(|i| src[i as usize].min(bound - 1)),
+                bound,
+            }
         }
 
         #[inline(always)]
@@ -465,6 +570,13 @@ mod arm {
                 vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(self.raw()), mask))
             })
         }
+    }
+
+    impl Lane for F32x4 {
+        #[inline(always)]
+        fn lit(self, v: f32) -> Self {
+            Self::splat(self.cap(), v)
+        }
 
         #[inline(always)]
         fn round_even(self) -> Self {
@@ -482,6 +594,28 @@ mod arm {
                 let y = vmulq_f32(y, vrecpsq_f32(x, y));
                 vmulq_f32(y, vrecpsq_f32(x, y))
             })
+        }
+
+        /// The exponent field `k + 127` shifted into place: exact.
+        #[inline(always)]
+        fn pow2i(self) -> Self {
+            // SAFETY: see above.
+            Self::from_raw(self.cap(), unsafe {
+                let e = vaddq_s32(vcvtnq_s32_f32(self.raw()), vdupq_n_s32(127));
+                vreinterpretq_f32_s32(vshlq_n_s32::<23>(e))
+            })
+        }
+
+        #[inline(always)]
+        fn min(self, other: Self) -> Self {
+            // SAFETY: see above.
+            Self::from_raw(self.cap(), unsafe { vminq_f32(self.raw(), other.raw()) })
+        }
+
+        #[inline(always)]
+        fn max(self, other: Self) -> Self {
+            // SAFETY: see above.
+            Self::from_raw(self.cap(), unsafe { vmaxq_f32(self.raw(), other.raw()) })
         }
     }
 }

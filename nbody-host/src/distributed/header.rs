@@ -23,7 +23,8 @@ pub(super) struct Header {
 impl Header {
     pub(super) fn encode(&self) -> [u8; HEADER] {
         let p = &self.params;
-        let g = p.gravity();
+        // Rank 0 checked the force law (`gravity_of`) before encoding a header.
+        let g = p.gravity().unwrap_or_default();
         let mut b = Vec::with_capacity(HEADER);
         b.extend_from_slice(&(self.n as u64).to_le_bytes());
         b.extend_from_slice(&self.step.to_le_bytes());

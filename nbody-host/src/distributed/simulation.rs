@@ -17,6 +17,7 @@ use crate::block_pair::{BlockForces, gravity_of};
 use crate::config::Params;
 use crate::engine::BackendKind;
 use crate::error::{Error, Result};
+use crate::force::Gravity;
 use crate::integrator::Stage;
 use crate::memory;
 use crate::simulation::{SimulationBuilder, clock_after};
@@ -63,6 +64,8 @@ pub struct DistributedSimulation {
     forces: Box<dyn BlockForces>,
     kind: BackendKind,
     params: Params,
+    /// The force law's parameters (a distributed run is gravity only).
+    gravity: Gravity,
     scheme: RingScheme,
     step: u64,
     time: f64,
@@ -146,6 +149,8 @@ impl DistributedSimulation {
             }),
         )?;
         let kind = forces.kind();
+        // Checked on rank 0 before the header was sent: gravity.
+        let gravity = gravity_of(&header.params)?;
         let mut sim = DistributedSimulation {
             acc: vec![Vec4::ZERO; pos.len()],
             comm,
@@ -156,6 +161,7 @@ impl DistributedSimulation {
             forces,
             kind,
             params: header.params,
+            gravity,
             scheme,
             step: header.step,
             time: header.time,
@@ -259,7 +265,7 @@ impl DistributedSimulation {
             }
         };
         agree(comm, outcome)?;
-        let g = self.params.gravity().g();
+        let g = self.gravity.g();
         Ok(sum
             .iter()
             .zip(reactions.iter().chain(std::iter::repeat(&Vec4::ZERO)))
@@ -328,7 +334,7 @@ impl DistributedSimulation {
         comm.all_reduce_into(&pairs, &mut total_p, SystemOperation::sum());
         let energy = Energy {
             kinetic: total_k,
-            potential: -(self.params.gravity().g() as f64) * total_p,
+            potential: -(self.gravity.g() as f64) * total_p,
         };
         if !(energy.kinetic.is_finite() && energy.potential.is_finite()) {
             return Err(Error::NonFiniteEnergy {
@@ -384,7 +390,7 @@ impl DistributedSimulation {
         self.write_on_root(path, |state| {
             Checkpoint {
                 state,
-                params: self.params,
+                params: self.params.clone(),
                 backend: self.kind.clone(),
             }
             .save(path)

@@ -1,7 +1,7 @@
 //! Short-range molecular dynamics: what a periodic box, a cutoff force and
 //! neighbour lists add to a simulation.
 //!
-//! The force law ([`ForceLaw::LennardJones`]),
+//! The force law (a pair potential, [`ForceLaw::Pair`]),
 //! the space ([`Boundary`]), the pair enumeration ([`Neighbours`]) and the
 //! integrator ([`Integrator`](crate::Integrator), velocity Verlet =
 //! [`Integrator::VELOCITY_VERLET`](crate::Integrator::VELOCITY_VERLET)) are
@@ -153,9 +153,10 @@ pub enum Rebuild {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[non_exhaustive]
 pub enum Neighbours {
-    /// [`Cells`](Neighbours::Cells) with a skin of `0.3 sigma`,
-    /// [`Rebuild::Auto`] and [`Lists::Auto`] for Lennard-Jones where the box
-    /// allows it (`r_c + skin <= L / 2`), [`AllPairs`](Neighbours::AllPairs)
+    /// [`Cells`](Neighbours::Cells) with a skin of `0.3 sigma`
+    /// ([`PairPotential::default_skin`](crate::PairPotential::default_skin)),
+    /// [`Rebuild::Auto`] and [`Lists::Auto`] for a pair potential where the
+    /// box allows it (`r_c + skin <= L / 2`), [`AllPairs`](Neighbours::AllPairs)
     /// otherwise; all pairs for gravity.
     #[default]
     Auto,
@@ -281,25 +282,22 @@ pub(crate) fn resolve(
     neighbours: &Neighbours,
 ) -> Result<Enumeration> {
     boundary.validate()?;
-    let cutoff = match (force, boundary) {
-        (ForceLaw::Gravity(_), Boundary::Periodic { .. }) => {
-            return Err(Error::InvalidCombination(
-                "gravity in a periodic box needs Ewald or particle-mesh summation, which this \
-                 library does not have: use Boundary::Open for gravity"
-                    .into(),
-            ));
+    let Some(cutoff) = force.cutoff() else {
+        if let Boundary::Periodic { .. } = boundary {
+            return Err(Error::InvalidCombination(format!(
+                "{} in a periodic box needs Ewald or particle-mesh summation, which this \
+                 library does not have: use Boundary::Open for a force without a cutoff",
+                force.name()
+            )));
         }
-        (ForceLaw::Gravity(_), _) => {
-            return match neighbours {
-                Neighbours::Auto | Neighbours::AllPairs => Ok(Enumeration::AllPairs),
-                _ => Err(Error::InvalidCombination(
-                    "gravity has no cutoff, so cell and neighbour lists cannot enumerate its \
-                     pairs: use Neighbours::AllPairs (or Auto)"
-                        .into(),
-                )),
-            };
-        }
-        (ForceLaw::LennardJones(lj), _) => lj.cutoff(),
+        return match neighbours {
+            Neighbours::Auto | Neighbours::AllPairs => Ok(Enumeration::AllPairs),
+            _ => Err(Error::InvalidCombination(format!(
+                "{} has no cutoff, so cell and neighbour lists cannot enumerate its pairs: use \
+                 Neighbours::AllPairs (or Auto)",
+                force.name()
+            ))),
+        };
     };
     let half_box = boundary
         .lengths_f32()
@@ -315,10 +313,7 @@ pub(crate) fn resolve(
     let cells = match *neighbours {
         Neighbours::AllPairs => return Ok(Enumeration::AllPairs),
         Neighbours::Auto => {
-            let ForceLaw::LennardJones(lj) = force else {
-                unreachable!("gravity returned above")
-            };
-            let skin = (DEFAULT_SKIN_SIGMA * lj.sigma() as f64) as f32;
+            let skin = force.default_skin().unwrap_or(DEFAULT_SKIN_SIGMA) as f32;
             match half_box {
                 Some(half) if cutoff + skin > half => return Ok(Enumeration::AllPairs),
                 _ => CellList::new(skin as f64),

@@ -88,9 +88,10 @@ pub struct MdStats {
     pub thermo_seconds: f64,
 }
 
-/// What a run in a box carries from one engine to the next (a resume, a
-/// clone, an added body): the image counters and, for a bit-identical
-/// continuation, the positions the neighbour lists were last built from.
+/// What a short-range run carries from one engine to the next (a resume, a
+/// clone, an added body) beyond the bodies: their atom types, the image
+/// counters and, for a bit-identical continuation, the positions the
+/// neighbour lists were last built from.
 ///
 /// [`Simulation::md_state`](crate::Simulation::md_state) reads it;
 /// checkpoints and archive records store it; [`SimulationBuilder::md_state`](crate::SimulationBuilder::md_state)
@@ -100,6 +101,11 @@ pub struct MdState {
     /// Per body (user order), how many box lengths its unwrapped position
     /// lies from the wrapped one along x, y, z: unwrapped `= x + image * L`.
     pub images: Vec<[i32; 3]>,
+    /// Per body (user order), its atom type, numbered from 0: the row and
+    /// column of the pair potential's coefficients
+    /// ([`PairPotential`](crate::PairPotential)). Empty: every body is of
+    /// type 0.
+    pub types: Vec<u32>,
     /// The neighbour lists' origin, if the engine had lists.
     pub(crate) neighbours: Option<NeighbourOrigin>,
 }
@@ -110,8 +116,22 @@ impl MdState {
     pub fn with_images(images: Vec<[i32; 3]>) -> MdState {
         MdState {
             images,
+            types: Vec::new(),
             neighbours: None,
         }
+    }
+
+    /// These atom types (see [`types`](Self::types)) and no image counters.
+    pub fn with_types(types: Vec<u32>) -> MdState {
+        MdState {
+            types,
+            ..MdState::default()
+        }
+    }
+
+    /// Body `i`'s atom type (0 where none are given).
+    pub fn type_of(&self, i: usize) -> u32 {
+        self.types.get(i).copied().unwrap_or(0)
     }
 
     /// Whether it records where the neighbour lists were built (for a

@@ -31,7 +31,7 @@ impl<D: Device<Buf>> PlanEngine<D> {
         open: impl FnOnce() -> Result<D>,
     ) -> Result<PlanEngine<D>> {
         bodies.validate()?;
-        let plan = Plan::for_bodies(bodies, *params)?;
+        let plan = Plan::for_bodies(bodies, params.clone())?;
         let mut dev = open()?;
 
         let needed = plan.max_shared_bytes();

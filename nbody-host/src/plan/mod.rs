@@ -26,7 +26,7 @@ use gpu_kernels::shape::{self, LaunchShape};
 
 use crate::config::{Kernel, Params};
 use crate::error::{Error, Result};
-use crate::force::ForceLaw;
+use crate::force::Gravity;
 use crate::integrator::Stage;
 
 /// Block size of the one-thread-per-body kernels (kick, drift, kick-drift, check).
@@ -65,6 +65,8 @@ pub enum Op {
 pub struct Plan {
     n: u32,
     params: Params,
+    /// The force law's parameters (the plan runs gravity only).
+    gravity: Gravity,
     /// Whether the force kernels use the guarded interaction (zero softening).
     guard: bool,
     prepare: Vec<Op>,
@@ -78,7 +80,8 @@ impl Plan {
     /// needs them for these masses (zero softening), the others otherwise.
     pub fn for_bodies(bodies: &crate::state::Bodies, params: Params) -> Result<Plan> {
         let max_mass = bodies.masses.iter().fold(0.0f32, |m, &w| m.max(w));
-        Plan::build(bodies.len(), params, params.gravity().needs_guard(max_mass))
+        let guard = params.gravity().is_some_and(|g| g.needs_guard(max_mass));
+        Plan::build(bodies.len(), params, guard)
     }
 
     /// A plan with the unguarded force kernels (for shape checks and tests),
@@ -94,14 +97,10 @@ impl Plan {
         // The force side of a plan: gravity's kernel families. Short-range
         // force laws run on their own plan (`md::MdPlan`, through
         // `md::MdPlanEngine`), which `backend::create` starts instead.
-        if let ForceLaw::LennardJones(_) = params.force() {
-            return Err(Error::Unsupported(
-                "Lennard-Jones has no all-pairs gravity plan: the GPU backends run it through \
-                 the MD plan (cells, Verlet lists, velocity Verlet), which Simulation starts \
-                 for it"
-                    .into(),
-            ));
-        }
+        let gravity = params.gravity_for(
+            "the all-pairs GPU plan (pair potentials run on the MD plan: cells, Verlet lists, \
+             velocity Verlet, which Simulation starts for them)",
+        )?;
         if n > shape::MAX_BODIES as usize {
             return Err(Error::TooManyBodies {
                 n,
@@ -120,9 +119,11 @@ impl Plan {
                 });
             }
         }
+        let integrator = params.integrator();
         let mut plan = Plan {
             n: n as u32,
             params,
+            gravity,
             guard,
             prepare: Vec::new(),
             step: Vec::new(),
@@ -130,8 +131,8 @@ impl Plan {
             energy: Op::ZeroAcc,
         };
         plan.accelerations = plan.force_ops();
-        plan.prepare = plan.lower(params.integrator().prepare());
-        plan.step = plan.lower(params.integrator().step());
+        plan.prepare = plan.lower(integrator.prepare());
+        plan.step = plan.lower(integrator.step());
         plan.energy = plan.energy_op();
         Ok(plan)
     }
@@ -270,7 +271,7 @@ impl Plan {
     /// The force law through the kernel family: `acc = a(PosIn)`.
     fn force_ops(&self) -> Vec<Op> {
         let n = self.n;
-        let gravity = self.params.gravity();
+        let gravity = self.gravity;
         let (pos, acc, g, eps2) = (Buf::PosIn, Buf::Acc, gravity.g(), gravity.eps2());
         match (self.params.kernel(), self.guard) {
             (Kernel::Simt { block }, guard) => {
@@ -325,7 +326,7 @@ impl Plan {
     /// one launch (semi-implicit Euler), where the kernel family has one.
     fn fused_euler(&self, dt: f32) -> Option<(Launch<Buf>, LaunchShape)> {
         let n = self.n;
-        let gravity = self.params.gravity();
+        let gravity = self.gravity;
         let (pos_in, pos_out, vel) = (Buf::PosIn, Buf::PosOut, Buf::Vel);
         let (g, eps2) = (gravity.g(), gravity.eps2());
         let (launch, shape) = match (self.params.kernel(), self.guard) {
@@ -388,7 +389,7 @@ impl Plan {
     }
 
     fn energy_op(&self) -> Op {
-        let gravity = self.params.gravity();
+        let gravity = self.gravity;
         Op::Launch(
             Launch::Energy {
                 pos: Buf::PosIn,
@@ -412,7 +413,7 @@ impl Plan {
         let pair_sum = partials.iter().skip(1).step_by(2).sum::<f64>();
         crate::state::Energy {
             kinetic,
-            potential: -0.5 * self.params.gravity().g() as f64 * pair_sum,
+            potential: -0.5 * self.gravity.g() as f64 * pair_sum,
         }
     }
 

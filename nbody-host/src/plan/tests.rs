@@ -2,6 +2,7 @@
 //! launch against the parameter lists of the committed PTX.
 
 use super::*;
+use crate::ForceLaw;
 use crate::integrator::Integrator;
 use gpu_kernels::entry::Param;
 
@@ -14,7 +15,7 @@ fn all_plans(n: usize) -> Vec<Plan> {
     ] {
         for &integrator in Integrator::ALL {
             let force = ForceLaw::gravity(1.0, 0.1).unwrap();
-            let params = Params::new(0.01, force, kernel, integrator).unwrap();
+            let params = Params::new(0.01, force.clone(), kernel, integrator).unwrap();
             plans.push(Plan::new(n, params).unwrap());
         }
     }
@@ -119,7 +120,7 @@ fn zero_softening_takes_the_guarded_kernels() {
         for &integrator in Integrator::ALL {
             let plan = |eps| {
                 let force = ForceLaw::gravity(1.0, eps).unwrap();
-                let params = Params::new(0.01, force, kernel, integrator).unwrap();
+                let params = Params::new(0.01, force.clone(), kernel, integrator).unwrap();
                 Plan::for_bodies(&bodies, params).unwrap()
             };
             let force_entries = |p: &Plan| -> Vec<Entry> {
@@ -151,7 +152,7 @@ fn triangle_grid_limit_is_an_error() {
     let params = |block| {
         Params::new(
             0.01,
-            force,
+            force.clone(),
             Kernel::Triangle { block },
             Integrator::SemiImplicitEuler,
         )
@@ -300,7 +301,7 @@ fn device_bytes_counts_every_buffer() {
         Integrator::SemiImplicitEuler,
     )
     .unwrap();
-    let plan = Plan::new(1000, params).unwrap();
+    let plan = Plan::new(1000, params.clone()).unwrap();
     let partials = plan.energy_partials_len() as u64;
     assert!(partials >= 2);
     assert_eq!(plan.device_bytes(), 4 * 16 * 1000 + 8 * partials + 8);

@@ -4,7 +4,7 @@
 use crate::backend::Backend;
 use crate::config::{Kernel, Params};
 use crate::error::{Error, Result};
-use crate::force::ForceLaw;
+use crate::force::{ForceLaw, Gravity};
 use crate::hermite::HermiteState;
 use crate::integrator::Integrator;
 use crate::md::{Boundary, MdState, Neighbours};
@@ -97,6 +97,16 @@ impl SimulationBuilder {
         self
     }
 
+    /// The bodies' atom types (one each, numbered from 0), which pick
+    /// their coefficients of a pair potential with several types
+    /// ([`PairPotential`](crate::PairPotential)); without them every body
+    /// is of type 0. Replaces the types of an [`md_state`](Self::md_state)
+    /// set before.
+    pub fn types(mut self, types: Vec<u32>) -> Self {
+        self.md.get_or_insert_with(MdState::default).types = types;
+        self
+    }
+
     /// Force algorithm and block size.
     pub fn kernel(mut self, kernel: Kernel) -> Self {
         self.kernel = kernel;
@@ -139,13 +149,13 @@ impl SimulationBuilder {
     /// The validated parameters of the settings (what [`build`](Self::build)
     /// and a distributed run start with).
     pub(crate) fn params(&self) -> Result<Params> {
-        let force = match self.force {
+        let force = match &self.force {
             Some(force) if self.gravity_after_force => {
                 return Err(Error::InvalidCombination(format!(
                     "softening and G are parameters of gravity, but the force law is {force}"
                 )));
             }
-            Some(force) => force,
+            Some(force) => force.clone(),
             None => ForceLaw::gravity(self.g, self.softening)?,
         };
         Params::new(self.dt, force, self.kernel, self.integrator)?
@@ -173,11 +183,12 @@ impl Simulation {
     /// [`Bodies::from_arrays`] or [`snapshot::load_npy`](crate::snapshot::load_npy)).
     pub fn builder(bodies: Bodies) -> SimulationBuilder {
         let d = Params::default();
+        let gravity = Gravity::default();
         SimulationBuilder {
             bodies,
             dt: d.dt_f64(),
-            softening: d.gravity().softening_f64(),
-            g: d.gravity().g_f64(),
+            softening: gravity.softening_f64(),
+            g: gravity.g_f64(),
             force: None,
             gravity_after_force: false,
             boundary: d.boundary(),

@@ -8,6 +8,30 @@ use crate::state::{Bodies, Body};
 
 use super::Simulation;
 
+/// A change of the set of bodies, applied alike to every per-body array.
+#[derive(Clone, Copy)]
+enum Edit {
+    /// This many bodies appended.
+    Append(usize),
+    /// Body `index` removed (checked in bounds beforehand).
+    Remove(usize),
+}
+
+impl Edit {
+    /// `v` edited, new entries `fill`; an empty `v` (nothing recorded) stays empty.
+    fn apply<T: Copy>(self, mut v: Vec<T>, fill: T) -> Vec<T> {
+        if !v.is_empty() {
+            match self {
+                Edit::Append(k) => v.resize(v.len() + k, fill),
+                Edit::Remove(i) => {
+                    v.remove(i);
+                }
+            }
+        }
+        v
+    }
+}
+
 impl Simulation {
     /// Adds a body (REBOUND's `sim.add`). The engine is started again from
     /// the current state with the new body, keeping time, step count,
@@ -33,7 +57,7 @@ impl Simulation {
     pub fn add(&mut self, body: Body) -> Result<()> {
         let mut bodies = self.live_bodies()?.clone();
         bodies.push(body);
-        let md = self.images_for(|images| images.push([0; 3]))?;
+        let md = self.md_for(Edit::Append(1))?;
         self.restart(bodies, md)
     }
 
@@ -43,16 +67,25 @@ impl Simulation {
         bodies.positions.extend_from_slice(&more.positions);
         bodies.velocities.extend_from_slice(&more.velocities);
         bodies.masses.extend_from_slice(&more.masses);
-        let md = self.images_for(|images| images.resize(images.len() + more.len(), [0; 3]))?;
+        let md = self.md_for(Edit::Append(more.len()))?;
         self.restart(bodies, md)
     }
 
-    /// The image counters changed by `edit` (a body added or removed: the
-    /// lists are built afresh), in a periodic box.
-    fn images_for(&self, edit: impl FnOnce(&mut Vec<[i32; 3]>)) -> Result<Option<MdState>> {
-        Ok(self.engine().images()?.map(|mut images| {
-            edit(&mut images);
-            MdState::with_images(images)
+    /// The image counters (in a periodic box) and the atom types (where
+    /// given) after `edit` (a body added or removed: the lists are built
+    /// afresh). Added bodies are of type 0, with zero image counters.
+    fn md_for(&self, edit: Edit) -> Result<Option<MdState>> {
+        let types = match self.engine().md_state()? {
+            Some(md) if md.types.iter().any(|&t| t != 0) => md.types,
+            _ => Vec::new(),
+        };
+        let images = self.engine().images()?;
+        if images.is_none() && types.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(MdState {
+            types: edit.apply(types, 0),
+            ..MdState::with_images(edit.apply(images.unwrap_or_default(), [0; 3]))
         }))
     }
 
@@ -65,9 +98,7 @@ impl Simulation {
         let body = bodies
             .remove(index)
             .ok_or(Error::NoSuchBody { index, n: self.n })?;
-        let md = self.images_for(|images| {
-            images.remove(index);
-        })?;
+        let md = self.md_for(Edit::Remove(index))?;
         self.restart(bodies, md)?;
         Ok(body)
     }
@@ -92,7 +123,7 @@ impl Simulation {
     pub fn try_clone(&self) -> Result<Simulation> {
         let mut copy = Simulation::start(
             self.bodies()?.clone(),
-            self.params,
+            self.params.clone(),
             self.backend,
             self.step,
             self.time,
@@ -125,7 +156,7 @@ impl Simulation {
         }
         *self = Simulation::start(
             bodies,
-            self.params,
+            self.params.clone(),
             self.backend,
             self.step,
             self.time,

@@ -37,7 +37,7 @@ impl Simulation {
         self.refuse_if_diverged(path)?;
         Checkpoint {
             state: self.state()?,
-            params: self.params,
+            params: self.params.clone(),
             backend: self.backend(),
         }
         .save_all(
@@ -95,7 +95,7 @@ impl Simulation {
         // f32 -> f64 -> f32 is exact: the continued run gets the very same bits.
         Simulation::builder(state.bodies)
             .dt(params.dt_f64())
-            .force(params.force())
+            .force(params.force().clone())
             .boundary(params.boundary())
             .neighbours(params.neighbours())
             .kernel(params.kernel())

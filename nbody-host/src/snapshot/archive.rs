@@ -39,11 +39,12 @@
 //! | `L - 4` | 4 | CRC32 (IEEE, as zlib's `crc32`) of the record's first `L - 4` bytes |
 //!
 //! Sections are how a record grows without breaking old readers, which skip
-//! tags they do not know. Version 2 writes, for short-range runs, the
-//! Lennard-Jones parameters, the periodic box, the enumeration, the image
-//! counters and where the neighbour lists were built (tags `LJ12`, `PBOX`,
-//! `NBRS`, `IMGS`, `NREF`: `super::sections`); gravity records have none,
-//! and are what version 1 wrote. Readers skip tags they do not know.
+//! tags they do not know. Version 2 writes, for short-range runs, the pair
+//! potential, the atom types, the periodic box, the enumeration, the image
+//! counters and where the neighbour lists were built (tags `PAIR`, `TYPE`,
+//! `PBOX`, `NBRS`, `IMGS`, `NREF`: `super::sections`; records written before
+//! `PAIR` hold Lennard-Jones as `LJ12`, still read); gravity records have
+//! none, and are what version 1 wrote. Readers skip tags they do not know.
 //!
 //! `N` may change from record to record ([`Simulation::add`](crate::Simulation::add)).
 //! Steps strictly increase along the file. A record cut short (a run killed
@@ -523,10 +524,14 @@ fn decode_head(bytes: &[u8]) -> std::result::Result<Head, String> {
 fn encode_record(state: &State, params: &Params, md: Option<&MdState>) -> Vec<u8> {
     let bodies = &state.bodies;
     let n = bodies.len() as u64;
-    let md = md.filter(|md| md.images.is_empty() || md.images.len() == bodies.len());
+    let md = md.filter(|md| {
+        (md.images.is_empty() || md.images.len() == bodies.len())
+            && (md.types.is_empty() || md.types.len() == bodies.len())
+    });
     let extra = sections::encode(params, md, None);
     let len = RECORD_HEAD + n * BODY_BYTES + extra.len() as u64 + 4;
-    let gravity = params.gravity();
+    // A pair potential's record stores gravity's defaults here (its law is the PAIR section).
+    let gravity = params.gravity().unwrap_or_default();
     let mut b = Vec::with_capacity(len as usize);
     b.extend_from_slice(RECORD_TAG);
     b.extend_from_slice(&0u32.to_le_bytes());

@@ -44,13 +44,15 @@ pub struct Checkpoint {
 }
 
 const CKPT_MAGIC: &[u8; 8] = b"NBODYCKP";
-/// Version 4 adds, after the `f64` time step, the byte length of optional
+/// Version 5 writes a pair potential as the `PAIR` section and the atom
+/// types as `TYPE` (builds that skip them refuse the version; `LJ12` is
+/// still read); version 4 adds, after the `f64` time step, the byte length of optional
 /// sections that follow the bodies (`super::sections`: Lennard-Jones, the
 /// periodic box, the enumeration, image counters, the lists' origin);
 /// version 3 the time step in `f64` after the backend record (what the
 /// simulated time advances by); version 2 stores the backend as data
-/// ([`encode_backend`]); version 1 its display form. All four are read.
-const CKPT_VERSION: u32 = 4;
+/// ([`encode_backend`]); version 1 its display form. All five are read.
+const CKPT_VERSION: u32 = 5;
 /// Bytes before the backend record: magic, version, n, step, time, dt,
 /// softening, G, kernel, block, integrator, record length.
 const CKPT_FIXED: usize = 8 + 4 + 8 + 8 + 8 + 4 + 4 + 4 + 1 + 4 + 1 + 1;
@@ -116,7 +118,7 @@ impl Checkpoint {
     /// sim.step(3)?;
     /// let checkpoint = Checkpoint {
     ///     state: sim.state()?,
-    ///     params: *sim.params(),
+    ///     params: sim.params().clone(),
     ///     backend: sim.backend(),
     /// };
     /// checkpoint.save(&path)?;
@@ -144,13 +146,17 @@ impl Checkpoint {
         let bodies = &self.state.bodies;
         check_writable_state(path, bodies)?;
         let p = &self.params;
-        let gravity = p.gravity();
+        // A pair potential's file stores gravity's defaults here (its law is the PAIR section).
+        let gravity = p.gravity().unwrap_or_default();
         // At most 255 bytes, cut at a character boundary: the name is informational.
         let name = encode_backend(&self.backend);
         let n = bodies.len();
         let extra = sections::encode(
             p,
-            md.filter(|md| md.images.len() == n || md.images.is_empty()),
+            md.filter(|md| {
+                (md.images.len() == n || md.images.is_empty())
+                    && (md.types.len() == n || md.types.is_empty())
+            }),
             hermite.filter(|h| h.pos.len() == n),
         );
         let mut b = Vec::with_capacity(CKPT_FIXED + name.len() + 12 + n * 28 + extra.len() + 4);

@@ -5,7 +5,9 @@
 //!
 //! | tag | payload |
 //! | --- | --- |
-//! | `LJ12` | Lennard-Jones: `epsilon`, `sigma`, `r_c` (`f32`), shift (`u8`) |
+//! | `PAIR` | a pair potential: the style's name (`u8` length, UTF-8: LAMMPS's, `lj/cut`, `morse`, ...), the number of atom types `T` (`u32`), shift (`u8`), coefficients per pair `P` (`u8`), then for each pair of types `i <= j` in row order its `P` coefficients and its cutoff (`f32`) |
+//! | `TYPE` | `N` atom types (`u32`), in body order (absent: all 0) |
+//! | `LJ12` | (read only: what files before `PAIR` wrote for Lennard-Jones) `epsilon`, `sigma`, `r_c` (`f32`), shift (`u8`) |
 //! | `PBOX` | the periodic box: `Lx, Ly, Lz` (`f64`) |
 //! | `NBRS` | the enumeration: kind (`u8`: 0 auto, 1 all pairs, 2 cells), skin (`f64`), rebuild (`u8`: 0 auto, 1 every), `k` (`u32`), lists (`u8`: 0 auto, 1 half, 2 full), bin size (`f64`) |
 //! | `IMGS` | `N` image counters `[i32; 3]`, in body order |
@@ -13,7 +15,9 @@
 //! | `HRM4` | Hermite (`crate::hermite`): `eta`, `eta_s` (`f64`), precision (`u8`: 0 f64, 1 mixed), `G`, `eps` (`f64`), block steps, force evaluations (`u64`), then per body `x[3] v[3] m a[3] j[3] snap[3] crackle[3] last_dt` (20 `f64`) |
 //!
 //! Gravity files have no sections (their force law, softening and `G`, is
-//! in the fixed header; a Lennard-Jones file stores gravity's defaults there).
+//! in the fixed header; a pair potential's file stores gravity's defaults
+//! there, unused). Builds from before `PAIR` skip it and the `TYPE` section:
+//! checkpoints with them are version 5, which those builds refuse.
 
 use super::reader::Reader;
 use crate::config::Params;
@@ -21,6 +25,7 @@ use crate::force::ForceLaw;
 use crate::hermite::{HermiteSettings, HermiteState, HermiteStats, Precision};
 use crate::integrator::Integrator;
 use crate::md::{Boundary, CellList, Lists, MdState, NeighbourOrigin, Neighbours, Rebuild};
+use crate::pair::{PairPotential, PairStyle};
 
 /// What the sections of a file held.
 #[derive(Debug, Default)]
@@ -29,6 +34,7 @@ pub(super) struct Sections {
     pub boundary: Option<Boundary>,
     pub neighbours: Option<Neighbours>,
     pub images: Option<Vec<[i32; 3]>>,
+    pub types: Option<Vec<u32>>,
     pub origin: Option<NeighbourOrigin>,
     /// Hermite: settings, `G` and `eps` in f64, the per-body state.
     pub hermite: Option<(HermiteSettings, f64, f64, HermiteState)>,
@@ -49,7 +55,7 @@ pub(super) fn encode(
 ) -> Vec<u8> {
     let mut out = Vec::new();
     if let (Some(settings), Some(h)) = (params.integrator().hermite(), hermite) {
-        let g = params.gravity();
+        let g = params.gravity().unwrap_or_default();
         let mut p = Vec::with_capacity(49 + 160 * h.pos.len());
         let mut f = |x: f64| p.extend_from_slice(&x.to_le_bytes());
         f(settings.eta());
@@ -80,13 +86,8 @@ pub(super) fn encode(
         }
         section(&mut out, b"HRM4", &p);
     }
-    if let ForceLaw::LennardJones(lj) = params.force() {
-        let mut p = Vec::with_capacity(13);
-        for x in [lj.epsilon(), lj.sigma(), lj.cutoff()] {
-            p.extend_from_slice(&x.to_le_bytes());
-        }
-        p.push(u8::from(lj.shift()));
-        section(&mut out, b"LJ12", &p);
+    if let Some(pair) = params.force().as_pair() {
+        section(&mut out, b"PAIR", &encode_pair(pair));
     }
     if let Boundary::Periodic { lengths } = params.boundary() {
         let p: Vec<u8> = lengths.iter().flat_map(|l| l.to_le_bytes()).collect();
@@ -116,6 +117,10 @@ pub(super) fn encode(
         section(&mut out, b"NBRS", &p);
     }
     if let Some(md) = md {
+        if !md.types.is_empty() {
+            let p: Vec<u8> = md.types.iter().flat_map(|t| t.to_le_bytes()).collect();
+            section(&mut out, b"TYPE", &p);
+        }
         if !md.images.is_empty() {
             let p: Vec<u8> = md
                 .images
@@ -138,6 +143,64 @@ pub(super) fn encode(
         }
     }
     out
+}
+
+/// The `PAIR` payload of `pair`.
+fn encode_pair(pair: &PairPotential) -> Vec<u8> {
+    let name = pair.style().name().as_bytes();
+    let mut p = vec![name.len() as u8];
+    p.extend_from_slice(name);
+    p.extend_from_slice(&pair.types().to_le_bytes());
+    p.push(u8::from(pair.shift()));
+    p.push(pair.style().params().len() as u8);
+    for i in 0..pair.types() {
+        for j in i..pair.types() {
+            let c = pair.coeff(i, j);
+            for x in c.params().iter().chain([&c.cutoff()]) {
+                p.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+    }
+    p
+}
+
+/// A `PAIR` payload back to its potential, validated as when it was made.
+fn decode_pair(payload: &[u8]) -> Result<PairPotential, String> {
+    let short = || format!("section PAIR: {} bytes, cut short", payload.len());
+    let len = *payload.first().ok_or_else(short)? as usize;
+    let name = payload.get(1..1 + len).ok_or_else(short)?;
+    let name = String::from_utf8_lossy(name);
+    let style = PairStyle::from_name(&name)
+        .ok_or_else(|| format!("section PAIR: unknown pair style {name:?}"))?;
+    let fixed = payload.get(1 + len..1 + len + 6).ok_or_else(short)?;
+    let mut r = Reader::new(fixed, 0);
+    let (types, shift, count) = (r.u32(), r.u8() != 0, r.u8() as usize);
+    if count != style.params().len() {
+        return Err(format!(
+            "section PAIR: {count} coefficients per pair for {name}, which has {}",
+            style.params().len()
+        ));
+    }
+    if !(1..=crate::pair::MAX_TYPES).contains(&types) {
+        return Err(format!("section PAIR: {types} atom types"));
+    }
+    let pairs = (types as usize) * (types as usize + 1) / 2;
+    let want = 1 + len + 6 + pairs * (count + 1) * 4;
+    if payload.len() != want {
+        return Err(format!(
+            "section PAIR: {} bytes, expected {want}",
+            payload.len()
+        ));
+    }
+    let mut r = Reader::new(payload, 1 + len + 6);
+    let mut builder = PairPotential::builder(style, types).shift(shift);
+    for i in 0..types {
+        for j in i..types {
+            let params: Vec<f64> = (0..count).map(|_| r.f32() as f64).collect();
+            builder = builder.coeff(i, j, &params, r.f32() as f64);
+        }
+    }
+    builder.build().map_err(|e| format!("section PAIR: {e}"))
 }
 
 /// Reads the sections in `bytes` (exactly), for `n` bodies.
@@ -173,6 +236,11 @@ pub(super) fn decode(bytes: &[u8], n: usize) -> Result<Sections, String> {
                     ForceLaw::lennard_jones(e as f64, sg as f64, c as f64, shift)
                         .map_err(|e| bad(&e.to_string()))?,
                 );
+            }
+            b"PAIR" => s.force = Some(ForceLaw::Pair(decode_pair(payload)?)),
+            b"TYPE" => {
+                want(4 * n)?;
+                s.types = Some((0..n).map(|_| r.u32()).collect());
             }
             b"PBOX" => {
                 want(24)?;
@@ -270,7 +338,10 @@ impl Sections {
             Some((settings, g, eps, _)) => {
                 (ForceLaw::gravity(*g, *eps)?, Integrator::Hermite(*settings))
             }
-            None => (self.force.unwrap_or(base.force()), base.integrator()),
+            None => (
+                self.force.clone().unwrap_or_else(|| base.force().clone()),
+                base.integrator(),
+            ),
         };
         Params::new(base.dt_f64(), force, base.kernel(), integrator)?.with_boundary(
             self.boundary.unwrap_or_default(),
@@ -280,11 +351,12 @@ impl Sections {
 
     /// The continuation of a short-range run, if the file holds one.
     pub fn md_state(self) -> Option<MdState> {
-        if self.images.is_none() && self.origin.is_none() {
+        if self.images.is_none() && self.origin.is_none() && self.types.is_none() {
             return None;
         }
         Some(MdState {
             images: self.images.unwrap_or_default(),
+            types: self.types.unwrap_or_default(),
             neighbours: self.origin,
         })
     }

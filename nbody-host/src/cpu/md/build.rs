@@ -29,7 +29,8 @@
 
 use rayon::prelude::*;
 
-use super::loops::{List, MdLoops, PairConsts, Pos, Run};
+use super::loops::{List, MdLoops, Pos, Run};
+use super::rows::Setup;
 use crate::md::cells::Grid;
 
 /// The relative margin on `r_list^2` when listing pairs, so that `f32`
@@ -133,7 +134,7 @@ pub(crate) fn lists(
     r_list: f32,
     half: bool,
     loops: &MdLoops,
-    c: &PairConsts,
+    c: &Setup,
     recycle: Vec<Task>,
 ) -> Lists {
     // With 3 or more cells along every periodic axis, a neighbouring

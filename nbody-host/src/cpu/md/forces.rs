@@ -34,13 +34,14 @@ impl MdEngine {
         let t = Instant::now();
         self.refresh_ghosts();
         let n = self.n;
-        let (loops, c) = (&self.loops, &self.consts);
+        let (loops, c) = (&self.loops, &self.setup);
         match &mut self.nbr {
             None => {
                 let pos = Pos {
                     x: &self.pos[0],
                     y: &self.pos[1],
                     z: &self.pos[2],
+                    t: &self.types,
                 };
                 let [ax, ay, az] = &mut self.acc;
                 let inv_mass = &self.inv_mass;
@@ -64,6 +65,7 @@ impl MdEngine {
                     x: &self.pos[0],
                     y: &self.pos[1],
                     z: &self.pos[2],
+                    t: &self.types,
                 };
                 let inv_mass = &self.inv_mass;
                 task_parts(&mut self.acc, &nbr.lists)
@@ -85,7 +87,7 @@ impl MdEngine {
             }
             Some(nbr) => {
                 let lists = &nbr.lists;
-                let pos = &self.pos;
+                let (pos, types) = (&self.pos, &self.types);
                 nbr.bufs
                     .par_iter_mut()
                     .zip(&lists.tasks)
@@ -99,7 +101,8 @@ impl MdEngine {
                             Pos {
                                 x: &pos[0][w.clone()],
                                 y: &pos[1][w.clone()],
-                                z: &pos[2][w],
+                                z: &pos[2][w.clone()],
+                                t: &types[w],
                             },
                             &mut Forces {
                                 x: bx,
@@ -178,13 +181,14 @@ impl MdEngine {
                 0.5 * self.mass[s] as f64 * v2
             })
             .sum::<f64>();
-        let (loops, c) = (&self.loops, &self.consts);
+        let (loops, c) = (&self.loops, &self.setup);
         let parts: Vec<(f64, f64)> = match &self.nbr {
             None => {
                 let pos = Pos {
                     x: &self.pos[0],
                     y: &self.pos[1],
                     z: &self.pos[2],
+                    t: &self.types,
                 };
                 (0..n.div_ceil(CHUNK))
                     .into_par_iter()
@@ -196,7 +200,7 @@ impl MdEngine {
                     .collect()
             }
             Some(nbr) => {
-                let pos = &self.pos;
+                let (pos, types) = (&self.pos, &self.types);
                 let half = nbr.lists.half;
                 nbr.lists
                     .tasks
@@ -207,7 +211,8 @@ impl MdEngine {
                             let window = Pos {
                                 x: &pos[0][w.clone()],
                                 y: &pos[1][w.clone()],
-                                z: &pos[2][w],
+                                z: &pos[2][w.clone()],
+                                t: &types[w],
                             };
                             loops.list_energy(
                                 window,
@@ -222,6 +227,7 @@ impl MdEngine {
                                 x: &pos[0],
                                 y: &pos[1],
                                 z: &pos[2],
+                                t: types,
                             };
                             let (u, w) = loops.list_energy(all, layer.list(), c);
                             (0.5 * u, 0.5 * w)

@@ -1,7 +1,9 @@
-//! The Lennard-Jones loops of the CPU backend, generic over the vector type
-//! ([`Lanes`]) and instantiated per instruction set inside
-//! `#[target_feature]` entry points, as the gravity loops are
-//! (`super::super::loops`).
+//! The pair loops of the CPU backend, generic over the vector type
+//! ([`Lanes`]) and the pair law ([`PairLaw`]), and instantiated per
+//! instruction set inside `#[target_feature]` entry points, as the gravity
+//! loops are (`super::super::loops`): one driver for every law. Each pair's
+//! coefficients come from [`Rows`] (`rows.rs`): splatted once for a
+//! single-type run, gathered by type otherwise.
 //!
 //! (One coherent thing, kept in one file although long: the loops share
 //! the pair arithmetic and are instantiated together per instruction set.)
@@ -12,8 +14,9 @@
 //! vectors with `i` itself, which the mask drops) are taken `LANES` at a
 //! time: positions gathered, `d = x_i - x_j` by the minimum image
 //! (`d -= L round(d / L)`), `r^2`, `1 / r^2` from the hardware reciprocal and
-//! one Newton step, LAMMPS's `fpair = r^-6 (lj1 r^-6 - lj2) / r^2`, zero
-//! beyond the cutoff; `F_i += fpair d` in registers. With **half lists**
+//! one Newton step, the law's `fpair = F(r) / r` (Lennard-Jones: LAMMPS's
+//! `r^-6 (lj1 r^-6 - lj2) / r^2`), zero beyond the pair's cutoff; `F_i +=
+//! fpair d` in registers. With **half lists**
 //! (Newton's third law, each pair once) `pos` is the task's *window* (its
 //! bodies, then those its lists reach) and the reaction `F_j -= fpair d` is
 //! gathered, subtracted and scattered into the window's force buffer (the
@@ -33,36 +36,18 @@
 //! own, in `j` order), for small systems and as the plain reference.
 //!
 //! # Energy and virial
-//! `u = r^-6 (lj3 r^-6 - lj4) - offset` and `fpair r^2` per pair in `f32`,
-//! accumulated in `f64` lanes (as the gravity potential is).
+//! The law's `u - offset` and `fpair r^2` per pair in `f32`, accumulated in
+//! `f64` lanes (as the gravity potential is).
 
 use gpu_kernels::interaction::Vec3;
+use gpu_kernels::pair::{CUTOFF2, OFFSET, PairLaw, Row};
 
 use super::super::isa::{Isa, Supported};
 use super::super::lanes::Lanes;
+use super::rows::{Rows, Setup, Typed, Uniform};
 
-/// What the loops need of the force law and the box, as `f32`.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct PairConsts {
-    /// `48 eps sigma^12`.
-    pub lj1: f32,
-    /// `24 eps sigma^6`.
-    pub lj2: f32,
-    /// `4 eps sigma^12`.
-    pub lj3: f32,
-    /// `4 eps sigma^6`.
-    pub lj4: f32,
-    /// `u(r_c)` when shifted, else 0.
-    pub offset: f32,
-    /// `r_c^2`.
-    pub cutoff2: f32,
-    /// Box lengths (unused in open space).
-    pub lengths: [f32; 3],
-    /// `1 / L` per axis.
-    pub inv_lengths: [f32; 3],
-}
-
-/// Positions of a window of bodies (equal lengths).
+/// Positions of a window of bodies (equal lengths), and their atom types
+/// (as long, or empty where the loop is a single-type one).
 #[derive(Clone, Copy)]
 pub(crate) struct Pos<'a> {
     /// x.
@@ -71,6 +56,8 @@ pub(crate) struct Pos<'a> {
     pub y: &'a [f32],
     /// z.
     pub z: &'a [f32],
+    /// Atom types.
+    pub t: &'a [u32],
 }
 
 /// Forces on a window of bodies (equal lengths).
@@ -96,29 +83,17 @@ pub(crate) struct List<'a> {
     pub j: &'a [u32],
 }
 
-/// The constants of a loop, in vectors.
+/// The box, in vectors.
 struct Splat<V> {
-    lj1: V,
-    lj2: V,
-    lj3: V,
-    lj4: V,
-    offset: V,
-    cutoff2: V,
     l: [V; 3],
     inv_l: [V; 3],
 }
 
 impl<V: Lanes> Splat<V> {
     #[inline(always)]
-    fn new(cap: V::Cap, c: &PairConsts) -> Splat<V> {
+    fn new(cap: V::Cap, c: &Setup) -> Splat<V> {
         let s = |v| V::splat(cap, v);
         Splat {
-            lj1: s(c.lj1),
-            lj2: s(c.lj2),
-            lj3: s(c.lj3),
-            lj4: s(c.lj4),
-            offset: s(c.offset),
-            cutoff2: s(c.cutoff2),
             l: c.lengths.map(s),
             inv_l: c.inv_lengths.map(s),
         }
@@ -150,24 +125,20 @@ fn separation<V: Lanes, const PERIODIC: bool>(
     )
 }
 
-/// `1 / r^2` and `r^-6`.
+/// `F / r` of law `L` for `row`, where `mask`, else 0.
 #[inline(always)]
-fn inverse_powers<V: Lanes>(r2: V) -> (V, V) {
-    let r2i = r2.recip();
-    (r2i, r2i * r2i * r2i)
+fn fpair<V: Lanes, L: PairLaw, W: Row<V>>(row: &W, r2: V, mask: V::Mask) -> V {
+    L::force(row, r2).zero_unless(mask)
 }
 
-/// `fpair = r^-6 (lj1 r^-6 - lj2) / r^2` where `mask`, else 0.
+/// `(u - offset, r^2 F / r)` of law `L` for `row`, where `mask`, else 0.
 #[inline(always)]
-fn fpair<V: Lanes>(r2i: V, r6i: V, k: &Splat<V>, mask: V::Mask) -> V {
-    let force_lj = r6i * r6i.mul_add(k.lj1, -k.lj2);
-    (force_lj * r2i).zero_unless(mask)
-}
-
-/// `u = r^-6 (lj3 r^-6 - lj4) - offset` where `mask`, else 0.
-#[inline(always)]
-fn pair_energy<V: Lanes>(r6i: V, k: &Splat<V>, mask: V::Mask) -> V {
-    (r6i * r6i.mul_add(k.lj3, -k.lj4) - k.offset).zero_unless(mask)
+fn pair_energy<V: Lanes, L: PairLaw, W: Row<V>>(row: &W, r2: V, mask: V::Mask) -> (V, V) {
+    let (u, f) = L::energy_force(row, r2);
+    (
+        (u - row.word(OFFSET)).zero_unless(mask),
+        f.zero_unless(mask) * r2,
+    )
 }
 
 #[inline(always)]
@@ -183,12 +154,13 @@ fn body<V: Lanes>(cap: V::Cap, pos: &Pos<'_>, i: usize) -> [V; 3] {
 /// documentation): on the i-bodies, `f[i]`, and with `REACT` (half lists)
 /// the reactions, `f[j]` (then `f` is indexed like `pos`, `first = 0`).
 #[inline(always)]
-fn list_forces_body<V: Lanes, const PERIODIC: bool, const REACT: bool>(
+fn list_forces_body<V: Lanes, L: PairLaw, S: Rows<V>, const PERIODIC: bool, const REACT: bool>(
     cap: V::Cap,
     pos: Pos<'_>,
     f: &mut Forces<'_>,
     list: List<'_>,
-    c: &PairConsts,
+    c: &Setup,
+    rows: S,
 ) {
     let k = Splat::<V>::new(cap, c);
     let bound = pos.x.len() as u32;
@@ -196,6 +168,7 @@ fn list_forces_body<V: Lanes, const PERIODIC: bool, const REACT: bool>(
     for (i, w) in list.offsets.windows(2).enumerate() {
         let me = list.first + i;
         let xi = body::<V>(cap, &pos, me);
+        let rows = rows.for_body(me);
         let mut fi = Vec3::splat(zero);
         let mut at = w[0] as usize;
         while at < w[1] as usize {
@@ -206,9 +179,9 @@ fn list_forces_body<V: Lanes, const PERIODIC: bool, const REACT: bool>(
                 V::gather(cap, pos.z, idx),
             ];
             let (d, r2) = separation::<V, PERIODIC>(&xi, xj, &k);
-            let mask = r2.lt_and(k.cutoff2, V::valid(idx, me as u32, bound));
-            let (r2i, r6i) = inverse_powers(r2);
-            let fp = fpair(r2i, r6i, &k, mask);
+            let row = rows.row(idx);
+            let mask = r2.lt_and(row.word(CUTOFF2), V::valid(idx, me as u32, bound));
+            let fp = fpair::<V, L, _>(&row, r2, mask);
             fi = Vec3 {
                 x: d.x.mul_add(fp, fi.x),
                 y: d.y.mul_add(fp, fi.y),
@@ -235,11 +208,12 @@ fn list_forces_body<V: Lanes, const PERIODIC: bool, const REACT: bool>(
 /// `(U, W)` summed over the entries of `list` (each pair once with half
 /// lists, twice with full lists), in `f64`.
 #[inline(always)]
-fn list_energy_body<V: Lanes, const PERIODIC: bool>(
+fn list_energy_body<V: Lanes, L: PairLaw, S: Rows<V>, const PERIODIC: bool>(
     cap: V::Cap,
     pos: Pos<'_>,
     list: List<'_>,
-    c: &PairConsts,
+    c: &Setup,
+    rows: S,
 ) -> (f64, f64) {
     let k = Splat::<V>::new(cap, c);
     let bound = pos.x.len() as u32;
@@ -247,6 +221,7 @@ fn list_energy_body<V: Lanes, const PERIODIC: bool>(
     for (i, w) in list.offsets.windows(2).enumerate() {
         let me = list.first + i;
         let xi = body::<V>(cap, &pos, me);
+        let rows = rows.for_body(me);
         let mut at = w[0] as usize;
         while at < w[1] as usize {
             let idx = V::load_idx(cap, &list.j[at..], bound);
@@ -256,10 +231,11 @@ fn list_energy_body<V: Lanes, const PERIODIC: bool>(
                 V::gather(cap, pos.z, idx),
             ];
             let (_, r2) = separation::<V, PERIODIC>(&xi, xj, &k);
-            let mask = r2.lt_and(k.cutoff2, V::valid(idx, me as u32, bound));
-            let (r2i, r6i) = inverse_powers(r2);
-            eu = pair_energy(r6i, &k, mask).wide_add(eu);
-            ew = (fpair(r2i, r6i, &k, mask) * r2).wide_add(ew);
+            let row = rows.row(idx);
+            let mask = r2.lt_and(row.word(CUTOFF2), V::valid(idx, me as u32, bound));
+            let (u, w) = pair_energy::<V, L, _>(&row, r2, mask);
+            eu = u.wide_add(eu);
+            ew = w.wide_add(ew);
             at += V::LANES;
         }
     }
@@ -271,13 +247,14 @@ fn list_energy_body<V: Lanes, const PERIODIC: bool>(
 /// of `pos` (its first `n`; the arrays are padded to whole vectors), each
 /// sum over `j` in order.
 #[inline(always)]
-fn full_forces_body<V: Lanes, const PERIODIC: bool>(
+fn full_forces_body<V: Lanes, L: PairLaw, S: Rows<V>, const PERIODIC: bool>(
     cap: V::Cap,
     pos: Pos<'_>,
     n: usize,
     first: usize,
     out: &mut Forces<'_>,
-    c: &PairConsts,
+    c: &Setup,
+    rows: S,
 ) {
     let k = Splat::<V>::new(cap, c);
     let bound = pos.x.len() as u32;
@@ -285,6 +262,7 @@ fn full_forces_body<V: Lanes, const PERIODIC: bool>(
     for o in 0..out.x.len() {
         let i = first + o;
         let xi = body::<V>(cap, &pos, i);
+        let rows = rows.for_body(i);
         let mut fi = Vec3::splat(zero);
         for j0 in (0..n).step_by(V::LANES) {
             let idx = V::iota_idx(cap, j0 as u32, bound);
@@ -294,9 +272,9 @@ fn full_forces_body<V: Lanes, const PERIODIC: bool>(
                 V::load(cap, &pos.z[j0..]),
             ];
             let (d, r2) = separation::<V, PERIODIC>(&xi, xj, &k);
-            let mask = r2.lt_and(k.cutoff2, V::valid(idx, i as u32, n as u32));
-            let (r2i, r6i) = inverse_powers(r2);
-            let fp = fpair(r2i, r6i, &k, mask);
+            let row = rows.row(idx);
+            let mask = r2.lt_and(row.word(CUTOFF2), V::valid(idx, i as u32, n as u32));
+            let fp = fpair::<V, L, _>(&row, r2, mask);
             fi = Vec3 {
                 x: d.x.mul_add(fp, fi.x),
                 y: d.y.mul_add(fp, fi.y),
@@ -312,19 +290,21 @@ fn full_forces_body<V: Lanes, const PERIODIC: bool>(
 /// `(2U, 2W)` over the i-bodies `first..first + len` against every other
 /// body (each pair counted from both ends), in `f64`.
 #[inline(always)]
-fn full_energy_body<V: Lanes, const PERIODIC: bool>(
+fn full_energy_body<V: Lanes, L: PairLaw, S: Rows<V>, const PERIODIC: bool>(
     cap: V::Cap,
     pos: Pos<'_>,
     n: usize,
     first: usize,
     len: usize,
-    c: &PairConsts,
+    c: &Setup,
+    rows: S,
 ) -> (f64, f64) {
     let k = Splat::<V>::new(cap, c);
     let bound = pos.x.len() as u32;
     let (mut eu, mut ew) = (V::wide_zero(cap), V::wide_zero(cap));
     for i in first..first + len {
         let xi = body::<V>(cap, &pos, i);
+        let rows = rows.for_body(i);
         for j0 in (0..n).step_by(V::LANES) {
             let idx = V::iota_idx(cap, j0 as u32, bound);
             let xj = [
@@ -333,10 +313,11 @@ fn full_energy_body<V: Lanes, const PERIODIC: bool>(
                 V::load(cap, &pos.z[j0..]),
             ];
             let (_, r2) = separation::<V, PERIODIC>(&xi, xj, &k);
-            let mask = r2.lt_and(k.cutoff2, V::valid(idx, i as u32, n as u32));
-            let (r2i, r6i) = inverse_powers(r2);
-            eu = pair_energy(r6i, &k, mask).wide_add(eu);
-            ew = (fpair(r2i, r6i, &k, mask) * r2).wide_add(ew);
+            let row = rows.row(idx);
+            let mask = r2.lt_and(row.word(CUTOFF2), V::valid(idx, i as u32, n as u32));
+            let (u, w) = pair_energy::<V, L, _>(&row, r2, mask);
+            eu = u.wide_add(eu);
+            ew = w.wide_add(ew);
         }
     }
     let one = V::splat(cap, 1.0);
@@ -415,7 +396,7 @@ fn cell_lists_body<V: Lanes, const PERIODIC: bool>(
     own_shift: u32,
     pad_shift: u32,
     r2max: f32,
-    c: &PairConsts,
+    c: &Setup,
     out: &mut Vec<u32>,
     offsets: &mut Vec<u32>,
 ) {
@@ -463,8 +444,8 @@ fn axpy_body(dst: &mut [f32], src: &[f32], h: f32) {
     }
 }
 
-type ListForcesFn = unsafe fn(Pos<'_>, &mut Forces<'_>, List<'_>, &PairConsts);
-type ListEnergyFn = unsafe fn(Pos<'_>, List<'_>, &PairConsts) -> (f64, f64);
+type ListForcesFn = unsafe fn(Pos<'_>, &mut Forces<'_>, List<'_>, &Setup);
+type ListEnergyFn = unsafe fn(Pos<'_>, List<'_>, &Setup) -> (f64, f64);
 type CellListsFn = unsafe fn(
     Pos<'_>,
     std::ops::Range<usize>,
@@ -473,16 +454,16 @@ type CellListsFn = unsafe fn(
     u32,
     u32,
     f32,
-    &PairConsts,
+    &Setup,
     &mut Vec<u32>,
     &mut Vec<u32>,
 );
-type FullForcesFn = unsafe fn(Pos<'_>, usize, usize, &mut Forces<'_>, &PairConsts);
-type FullEnergyFn = unsafe fn(Pos<'_>, usize, usize, usize, &PairConsts) -> (f64, f64);
+type FullForcesFn = unsafe fn(Pos<'_>, usize, usize, &mut Forces<'_>, &Setup);
+type FullEnergyFn = unsafe fn(Pos<'_>, usize, usize, usize, &Setup) -> (f64, f64);
 type AxpyFn = unsafe fn(&mut [f32], &[f32], f32);
 
-/// The Lennard-Jones entry points of one instruction set, for open space or
-/// a periodic box.
+/// The pair entry points of one instruction set and one law, for open space
+/// or a periodic box, one or several atom types.
 ///
 /// Made only from a [`Supported`] proof that the CPU has the instruction set;
 /// holding it is what makes calling the `unsafe` `#[target_feature]`
@@ -531,26 +512,38 @@ macro_rules! md_entry_points {
             }
 
             $(#[target_feature(enable = $feat)])?
-            pub(super) unsafe fn list_forces<const P: bool, const R: bool>(
+            pub(super) unsafe fn list_forces<L: PairLaw, const T: bool, const P: bool, const R: bool>(
                 pos: Pos<'_>,
                 f: &mut Forces<'_>,
                 list: List<'_>,
-                c: &PairConsts,
+                c: &Setup,
             ) {
                 // SAFETY: this function requires the features.
                 let cap = unsafe { cap() };
-                list_forces_body::<$v, P, R>(cap, pos, f, list, c)
+                if T {
+                    let rows = Typed::<$v>::new(cap, c, pos.t);
+                    list_forces_body::<$v, L, _, P, R>(cap, pos, f, list, c, rows)
+                } else {
+                    let rows = Uniform::<$v>::new(cap, c);
+                    list_forces_body::<$v, L, _, P, R>(cap, pos, f, list, c, rows)
+                }
             }
 
             $(#[target_feature(enable = $feat)])?
-            pub(super) unsafe fn list_energy<const P: bool>(
+            pub(super) unsafe fn list_energy<L: PairLaw, const T: bool, const P: bool>(
                 pos: Pos<'_>,
                 list: List<'_>,
-                c: &PairConsts,
+                c: &Setup,
             ) -> (f64, f64) {
                 // SAFETY: this function requires the features.
                 let cap = unsafe { cap() };
-                list_energy_body::<$v, P>(cap, pos, list, c)
+                if T {
+                    let rows = Typed::<$v>::new(cap, c, pos.t);
+                    list_energy_body::<$v, L, _, P>(cap, pos, list, c, rows)
+                } else {
+                    let rows = Uniform::<$v>::new(cap, c);
+                    list_energy_body::<$v, L, _, P>(cap, pos, list, c, rows)
+                }
             }
 
             $(#[target_feature(enable = $feat)])?
@@ -563,7 +556,7 @@ macro_rules! md_entry_points {
                 own_shift: u32,
                 pad_shift: u32,
                 r2max: f32,
-                c: &PairConsts,
+                c: &Setup,
                 out: &mut Vec<u32>,
                 offsets: &mut Vec<u32>,
             ) {
@@ -575,29 +568,41 @@ macro_rules! md_entry_points {
             }
 
             $(#[target_feature(enable = $feat)])?
-            pub(super) unsafe fn full_forces<const P: bool>(
+            pub(super) unsafe fn full_forces<L: PairLaw, const T: bool, const P: bool>(
                 pos: Pos<'_>,
                 n: usize,
                 first: usize,
                 out: &mut Forces<'_>,
-                c: &PairConsts,
+                c: &Setup,
             ) {
                 // SAFETY: this function requires the features.
                 let cap = unsafe { cap() };
-                full_forces_body::<$v, P>(cap, pos, n, first, out, c)
+                if T {
+                    let rows = Typed::<$v>::new(cap, c, pos.t);
+                    full_forces_body::<$v, L, _, P>(cap, pos, n, first, out, c, rows)
+                } else {
+                    let rows = Uniform::<$v>::new(cap, c);
+                    full_forces_body::<$v, L, _, P>(cap, pos, n, first, out, c, rows)
+                }
             }
 
             $(#[target_feature(enable = $feat)])?
-            pub(super) unsafe fn full_energy<const P: bool>(
+            pub(super) unsafe fn full_energy<L: PairLaw, const T: bool, const P: bool>(
                 pos: Pos<'_>,
                 n: usize,
                 first: usize,
                 len: usize,
-                c: &PairConsts,
+                c: &Setup,
             ) -> (f64, f64) {
                 // SAFETY: this function requires the features.
                 let cap = unsafe { cap() };
-                full_energy_body::<$v, P>(cap, pos, n, first, len, c)
+                if T {
+                    let rows = Typed::<$v>::new(cap, c, pos.t);
+                    full_energy_body::<$v, L, _, P>(cap, pos, n, first, len, c, rows)
+                } else {
+                    let rows = Uniform::<$v>::new(cap, c);
+                    full_energy_body::<$v, L, _, P>(cap, pos, n, first, len, c, rows)
+                }
             }
 
             // With FMA enabled `mul_add` is one instruction, not a call.
@@ -617,41 +622,33 @@ md_entry_points!(avx2, crate::cpu::simd::F32x8, "avx2,fma");
 md_entry_points!(neon, crate::cpu::simd::F32x4);
 md_entry_points!(scalar, f32);
 
+/// One of the four instances `$f::<L, typed, periodic[, R]>`.
+macro_rules! pick {
+    ($m:ident::$f:ident, $l:ty, $t:expr, $p:expr $(, $r:literal)?) => {
+        match ($t, $p) {
+            (true, true) => $m::$f::<$l, true, true $(, $r)?>,
+            (true, false) => $m::$f::<$l, true, false $(, $r)?>,
+            (false, true) => $m::$f::<$l, false, true $(, $r)?>,
+            (false, false) => $m::$f::<$l, false, false $(, $r)?>,
+        }
+    };
+}
+
 macro_rules! md_loops {
-    ($m:ident, $support:expr, $periodic:expr) => {
+    ($m:ident, $l:ty, $support:expr, $typed:expr, $periodic:expr) => {
         MdLoops {
             lanes: $m::LANES,
             support: $support,
-            half_forces: if $periodic {
-                $m::list_forces::<true, true>
-            } else {
-                $m::list_forces::<false, true>
-            },
-            full_list_forces: if $periodic {
-                $m::list_forces::<true, false>
-            } else {
-                $m::list_forces::<false, false>
-            },
-            list_energy: if $periodic {
-                $m::list_energy::<true>
-            } else {
-                $m::list_energy::<false>
-            },
+            half_forces: pick!($m::list_forces, $l, $typed, $periodic, true),
+            full_list_forces: pick!($m::list_forces, $l, $typed, $periodic, false),
+            list_energy: pick!($m::list_energy, $l, $typed, $periodic),
             cell_lists: if $periodic {
                 $m::cell_lists::<true>
             } else {
                 $m::cell_lists::<false>
             },
-            full_forces: if $periodic {
-                $m::full_forces::<true>
-            } else {
-                $m::full_forces::<false>
-            },
-            full_energy: if $periodic {
-                $m::full_energy::<true>
-            } else {
-                $m::full_energy::<false>
-            },
+            full_forces: pick!($m::full_forces, $l, $typed, $periodic),
+            full_energy: pick!($m::full_energy, $l, $typed, $periodic),
             axpy: $m::axpy,
         }
     };
@@ -659,18 +656,19 @@ macro_rules! md_loops {
 
 impl MdLoops {
     /// The entry points of the instruction set `support` proves present,
-    /// with the minimum image if `periodic`.
-    pub fn new(support: Supported, periodic: bool) -> MdLoops {
+    /// for law `L`, with the minimum image if `periodic`, reading each
+    /// pair's types if `typed` (else the single row of one type).
+    pub fn new<L: PairLaw>(support: Supported, typed: bool, periodic: bool) -> MdLoops {
         match support.isa() {
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 => md_loops!(avx512, support, periodic),
+            Isa::Avx512 => md_loops!(avx512, L, support, typed, periodic),
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx2Fma => md_loops!(avx2, support, periodic),
+            Isa::Avx2Fma => md_loops!(avx2, L, support, typed, periodic),
             #[cfg(target_arch = "aarch64")]
-            Isa::Neon => md_loops!(neon, support, periodic),
+            Isa::Neon => md_loops!(neon, L, support, typed, periodic),
             // `Supported` is only made for instruction sets this target can
             // have: the rest cannot occur, and the scalar loops serve them.
-            _ => md_loops!(scalar, support, periodic),
+            _ => md_loops!(scalar, L, support, typed, periodic),
         }
     }
 
@@ -688,7 +686,7 @@ impl MdLoops {
         f: &mut Forces<'_>,
         list: List<'_>,
         half: bool,
-        c: &PairConsts,
+        c: &Setup,
     ) {
         let w = pos.x.len();
         let n_i = list.offsets.len().saturating_sub(1);
@@ -706,7 +704,7 @@ impl MdLoops {
     }
 
     /// `(U, W)` summed over `list`'s entries.
-    pub fn list_energy(&self, pos: Pos<'_>, list: List<'_>, c: &PairConsts) -> (f64, f64) {
+    pub fn list_energy(&self, pos: Pos<'_>, list: List<'_>, c: &Setup) -> (f64, f64) {
         let w = pos.x.len();
         let n_i = list.offsets.len().saturating_sub(1);
         assert!(pos.y.len() == w && pos.z.len() == w && list.first + n_i <= w);
@@ -725,7 +723,7 @@ impl MdLoops {
         own_shift: u32,
         pad_shift: u32,
         r2max: f32,
-        c: &PairConsts,
+        c: &Setup,
         out: &mut Vec<u32>,
         offsets: &mut Vec<u32>,
     ) {
@@ -754,7 +752,7 @@ impl MdLoops {
         n: usize,
         first: usize,
         out: &mut Forces<'_>,
-        c: &PairConsts,
+        c: &Setup,
     ) {
         let w = pos.x.len();
         assert!(pos.y.len() == w && pos.z.len() == w && w.is_multiple_of(self.lanes) && n <= w);
@@ -771,7 +769,7 @@ impl MdLoops {
         n: usize,
         first: usize,
         len: usize,
-        c: &PairConsts,
+        c: &Setup,
     ) -> (f64, f64) {
         let w = pos.x.len();
         assert!(pos.y.len() == w && pos.z.len() == w && w.is_multiple_of(self.lanes) && n <= w);

@@ -1,4 +1,4 @@
-//! The CPU backend for short-range forces (Lennard-Jones): [`MdEngine`].
+//! The CPU backend for short-range forces (pair potentials): [`MdEngine`].
 //!
 //! | file | what |
 //! | --- | --- |
@@ -7,7 +7,8 @@
 //! | `neighbours.rs` | when to rebuild, and the rebuild: sort, reorder, lists, ghosts |
 //! | `forces.rs` | the force evaluation (half lists' buffers summed in a fixed order) and thermo sums |
 //! | `build.rs` | counting sort into cells, half or full Verlet lists per task of cells |
-//! | `loops.rs` | the SIMD force, energy and list-building loops, per instruction set |
+//! | `loops.rs` | the SIMD force, energy and list-building loops, per instruction set and pair law |
+//! | `rows.rs` | the box and the pair table, and how a loop reads a pair's coefficients (one type, or by type) |
 //!
 //! # Half or full lists
 //! Both run ([`Lists`](crate::md::Lists)); full lists are the default,
@@ -43,20 +44,24 @@ mod forces;
 mod integrate;
 mod loops;
 mod neighbours;
+mod rows;
 
 use glam::Vec3;
 
-use self::loops::{MdLoops, PairConsts};
+use gpu_kernels::pair::{PairSetup, Visitor};
+
+use self::loops::MdLoops;
 use self::neighbours::Neighbours;
+use self::rows::Setup;
 use super::CpuTuning;
 use super::isa::Isa;
 use crate::config::Params;
 use crate::engine::{BackendKind, Divergence, Engine};
 use crate::error::{Error, Result};
-use crate::force::ForceLaw;
 use crate::md::{
     Enumeration, Lists as ListKind, MdState, MdStats, NeighbourOrigin, Rebuild, ThermoSums,
 };
+use crate::pair::PairStyle;
 use crate::state::{Bodies, Energy};
 
 /// Bodies per parallel task of the per-body passes and the all-pairs loop
@@ -67,7 +72,10 @@ const CHUNK: usize = 1024;
 pub(crate) struct MdEngine {
     loops: MdLoops,
     params: Params,
-    consts: PairConsts,
+    /// The pair law.
+    style: PairStyle,
+    /// The box and the pair table.
+    setup: Setup,
     lengths: Option<[f32; 3]>,
     r_list: f32,
     /// The skin and the rebuild policy, with cell lists.
@@ -84,6 +92,8 @@ pub(crate) struct MdEngine {
     acc: [Vec<f32>; 3],
     mass: Vec<f32>,
     inv_mass: Vec<f32>,
+    /// Atom types, parallel to `pos` (ghosts and padding included).
+    types: Vec<u32>,
     images: Vec<[i32; 3]>,
     /// `user[slot]`: the index the user knows the body by.
     user: Vec<u32>,
@@ -106,7 +116,7 @@ impl MdEngine {
         tuning: CpuTuning,
         start: Option<&MdState>,
     ) -> Result<MdEngine> {
-        let ForceLaw::LennardJones(lj) = params.force() else {
+        let Some(pair) = params.force().as_pair() else {
             return Err(Error::Unsupported(
                 "the short-range engine runs short-range force laws only".into(),
             ));
@@ -115,10 +125,24 @@ impl MdEngine {
         let n = bodies.len();
         if let Some(i) = bodies.masses.iter().position(|&m| m <= 0.0) {
             return Err(Error::InvalidCombination(format!(
-                "body {i}: mass {} under Lennard-Jones, whose accelerations F / m need masses > 0",
-                bodies.masses[i]
+                "body {i}: mass {} under {}, whose accelerations F / m need masses > 0",
+                bodies.masses[i],
+                pair.style().title()
             )));
         }
+        let types = match start.map(|s| &s.types) {
+            Some(t) if !t.is_empty() => {
+                if t.len() != n {
+                    return Err(Error::InvalidCombination(format!(
+                        "{} atom types for {n} bodies",
+                        t.len()
+                    )));
+                }
+                pair.check_types(t)?;
+                t.clone()
+            }
+            _ => vec![0; n],
+        };
         let isa = tuning.isa.unwrap_or_else(Isa::detect);
         let support = isa.supported().ok_or_else(|| {
             Error::Unsupported(format!(
@@ -126,19 +150,12 @@ impl MdEngine {
             ))
         })?;
         let lengths = params.boundary().lengths_f32();
-        let loops = MdLoops::new(support, lengths.is_some());
-        let c = lj.coefficients();
-        let l = lengths.unwrap_or([1.0; 3]);
-        let consts = PairConsts {
-            lj1: c.lj1,
-            lj2: c.lj2,
-            lj3: c.lj3,
-            lj4: c.lj4,
-            offset: c.offset,
-            cutoff2: c.cutoff2,
-            lengths: l,
-            inv_lengths: l.map(|x| 1.0 / x),
-        };
+        let loops = pair.style().visit(LoopsFor {
+            support,
+            typed: pair.types() > 1,
+            periodic: lengths.is_some(),
+        });
+        let setup = Setup::new(lengths, pair);
         let images = match start {
             Some(s) if !s.images.is_empty() => {
                 if s.images.len() != n {
@@ -152,12 +169,14 @@ impl MdEngine {
             _ => vec![[0; 3]; n],
         };
         let columns = |v: &[Vec3]| [0, 1, 2].map(|a| v.iter().map(|p| p[a]).collect::<Vec<f32>>());
+        let cutoff = pair.max_cutoff();
         let mut engine = MdEngine {
             loops,
-            params: *params,
-            consts,
+            params: params.clone(),
+            style: pair.style(),
+            setup,
             lengths,
-            r_list: lj.cutoff(),
+            r_list: cutoff,
             cells: None,
             newton: false,
             bin_size: 0.0,
@@ -167,6 +186,7 @@ impl MdEngine {
             acc: [vec![0.0; n], vec![0.0; n], vec![0.0; n]],
             mass: bodies.masses.clone(),
             inv_mass: bodies.masses.iter().map(|&m| 1.0 / m).collect(),
+            types,
             images,
             user: (0..n as u32).collect(),
             slot: (0..n as u32).collect(),
@@ -181,6 +201,7 @@ impl MdEngine {
                 for p in &mut engine.pos {
                     p.resize(padded, 0.0);
                 }
+                engine.types.resize(padded, 0);
             }
             Enumeration::Cells {
                 skin,
@@ -188,7 +209,7 @@ impl MdEngine {
                 lists,
                 bin_size,
             } => {
-                engine.r_list = lj.cutoff() + skin;
+                engine.r_list = cutoff + skin;
                 engine.cells = Some((skin, rebuild));
                 // Full lists are the faster on the CPU (docs/md.md).
                 engine.newton = lists == ListKind::Half;
@@ -217,8 +238,9 @@ impl MdEngine {
     fn clone_state(&self) -> MdEngine {
         MdEngine {
             loops: self.loops,
-            params: self.params,
-            consts: self.consts,
+            params: self.params.clone(),
+            style: self.style,
+            setup: self.setup.clone(),
             lengths: self.lengths,
             r_list: self.r_list,
             cells: self.cells,
@@ -230,6 +252,7 @@ impl MdEngine {
             acc: self.acc.clone(),
             mass: self.mass.clone(),
             inv_mass: self.inv_mass.clone(),
+            types: self.types.clone(),
             images: self.images.clone(),
             user: self.user.clone(),
             slot: self.slot.clone(),
@@ -245,6 +268,20 @@ impl MdEngine {
     }
 }
 
+/// The CPU loops of a law, for [`PairStyle::visit`](crate::PairStyle::visit).
+struct LoopsFor {
+    support: super::isa::Supported,
+    typed: bool,
+    periodic: bool,
+}
+
+impl Visitor for LoopsFor {
+    type Output = MdLoops;
+    fn visit<L: PairSetup>(self) -> MdLoops {
+        MdLoops::new::<L>(self.support, self.typed, self.periodic)
+    }
+}
+
 impl Engine for MdEngine {
     fn kind(&self) -> BackendKind {
         BackendKind::Cpu {
@@ -254,10 +291,7 @@ impl Engine for MdEngine {
     }
 
     fn method(&self) -> &'static str {
-        match self.nbr {
-            None => "lj-all-pairs",
-            Some(_) => "lj-cells",
-        }
+        self.style.method(self.nbr.is_some())
     }
 
     fn step(&mut self, steps: u64) -> Result<Option<Divergence>> {
@@ -321,6 +355,7 @@ impl Engine for MdEngine {
         });
         Ok(Some(MdState {
             images: self.by_user(&self.images),
+            types: self.by_user(&self.types[..self.n]),
             neighbours,
         }))
     }

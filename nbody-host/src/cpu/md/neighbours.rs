@@ -111,6 +111,7 @@ impl MdEngine {
             self.acc[a] = permute(&self.acc[a], o);
         }
         self.mass = permute(&self.mass, o);
+        self.types = permute(&self.types[..n], o);
         self.inv_mass = permute(&self.inv_mass, o);
         self.images = permute(&self.images, o);
         self.user = permute(&self.user, o);
@@ -124,12 +125,13 @@ impl MdEngine {
                 x: &self.pos[0],
                 y: &self.pos[1],
                 z: &self.pos[2],
+                t: &[],
             },
             n,
             self.r_list,
             self.newton,
             &self.loops,
-            &self.consts,
+            &self.setup,
             self.nbr
                 .take()
                 .map(|nbr| nbr.lists.tasks)
@@ -140,6 +142,9 @@ impl MdEngine {
             p.truncate(n);
             p.resize(n + lists.ghosts + lanes, 0.0);
         }
+        // Ghost k is body k (layer 0) seen from across the box: its type.
+        self.types.extend_from_within(..lists.ghosts);
+        self.types.resize(n + lists.ghosts + lanes, 0);
         let mut prev = vec![None; lists.tasks.len()];
         for (p, layer) in lists.tasks.iter().enumerate() {
             if let Some(m) = layer.next {

@@ -25,19 +25,28 @@ impl MdPlan {
         pos: &[Vec4],
         vel: &[Vec4],
     ) -> Result<()> {
-        self.start_with_images(dev, pos, vel, &[])
+        self.start_with(dev, pos, vel, &[], &[])
     }
 
-    /// `start` with image counters per body to start from (none:
-    /// all zero), as a continued run has them.
-    pub(crate) fn start_with_images<D: Device<MdBuf>>(
+    /// `start` with image counters per body to start from (none: all zero),
+    /// as a continued run has them, and the bodies' atom types (none: all
+    /// type 0).
+    pub(crate) fn start_with<D: Device<MdBuf>>(
         &mut self,
         dev: &mut D,
         pos: &[Vec4],
         vel: &[Vec4],
         images: &[[i32; 3]],
+        types: &[u32],
     ) -> Result<()> {
         let n = self.n as usize;
+        if !types.is_empty() && types.len() != n {
+            return Err(Error::InvalidCombination(format!(
+                "{} atom types for {n} bodies",
+                types.len()
+            )));
+        }
+        self.params.pair.check_types(types)?;
         if !images.is_empty() && images.len() != n {
             return Err(Error::InvalidCombination(format!(
                 "{} image counters for {n} bodies",
@@ -83,6 +92,9 @@ impl MdPlan {
             (MdBuf::VelNext, 4 * n),
             (MdBuf::Tag, 4 * n),
             (MdBuf::TagNext, 4 * n),
+            (MdBuf::Type, n + self.gcap as usize),
+            (MdBuf::TypeNext, n + self.gcap as usize),
+            (MdBuf::PairTable, self.params.pair.table().len()),
             (MdBuf::Reference, 4 * n),
             (MdBuf::Acc, 4 * n),
             (MdBuf::Cell, n),
@@ -98,7 +110,7 @@ impl MdPlan {
             (MdBuf::Status, STATUS_WORDS as usize),
             (
                 MdBuf::Partials,
-                2 * shape::lj_partials(self.n, self.params.block) as usize,
+                2 * shape::pair_partials(self.n, self.params.block) as usize,
             ),
         ];
         for (buf, words) in sized {
@@ -113,6 +125,17 @@ impl MdPlan {
             })
             .collect();
         dev.write(MdBuf::Tag, 0, &tags)?;
+        if !types.is_empty() {
+            dev.write(MdBuf::Type, 0, types)?;
+        }
+        let table: Vec<u32> = self
+            .params
+            .pair
+            .table()
+            .iter()
+            .map(|w| w.to_bits())
+            .collect();
+        dev.write(MdBuf::PairTable, 0, &table)?;
         dev.write(MdBuf::Status, 0, &[ALL_FINITE, 0])?;
         self.rebuild(dev)?;
         self.forces(dev, false)
@@ -201,12 +224,14 @@ impl MdPlan {
                 pos_in: MdBuf::Pos,
                 vel_in: MdBuf::Vel,
                 tag_in: MdBuf::Tag,
+                type_in: MdBuf::Type,
                 cell: MdBuf::Cell,
                 start: MdBuf::Starts,
                 order: MdBuf::Order,
                 pos_out: MdBuf::PosNext,
                 vel_out: MdBuf::VelNext,
                 tag_out: MdBuf::TagNext,
+                type_out: MdBuf::TypeNext,
                 reference: MdBuf::Reference,
                 n,
                 cells,
@@ -216,6 +241,7 @@ impl MdPlan {
         dev.swap(MdBuf::Pos, MdBuf::PosNext);
         dev.swap(MdBuf::Vel, MdBuf::VelNext);
         dev.swap(MdBuf::Tag, MdBuf::TagNext);
+        dev.swap(MdBuf::Type, MdBuf::TypeNext);
         loop {
             dev.launch(
                 Launch::MdGhostCount {
@@ -233,6 +259,7 @@ impl MdPlan {
             dev.launch(
                 Launch::MdGhostPlace {
                     pos: MdBuf::Pos,
+                    types: MdBuf::Type,
                     goff: MdBuf::GhostOff,
                     src: MdBuf::GhostSrc,
                     shift: MdBuf::GhostShift,
@@ -260,6 +287,8 @@ impl MdPlan {
                 let words = 4 * (n + self.gcap) as usize;
                 dev.alloc(MdBuf::Pos, words, true)?;
                 dev.alloc(MdBuf::PosNext, words, false)?;
+                dev.alloc(MdBuf::Type, (n + self.gcap) as usize, true)?;
+                dev.alloc(MdBuf::TypeNext, (n + self.gcap) as usize, false)?;
                 dev.alloc(MdBuf::GhostSrc, self.gcap as usize, false)?;
                 dev.alloc(MdBuf::GhostShift, 4 * self.gcap as usize, false)?;
             }

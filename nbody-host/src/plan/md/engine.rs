@@ -9,7 +9,6 @@ use super::{MdBuf, MdParams, MdPlan, words_tag};
 use crate::config::Params;
 use crate::engine::{BackendKind, Divergence, Engine};
 use crate::error::{Error, Result};
-use crate::force::ForceLaw;
 use crate::integrator::Integrator;
 use crate::md::{Boundary, Enumeration, Lists, MdState, MdStats, Rebuild, ThermoSums};
 use crate::plan::device::{Device, words_vec4};
@@ -18,16 +17,17 @@ use crate::state::{Bodies, Energy};
 /// The MD plan's parameters for `params`, and its rebuild interval (`None`:
 /// automatic); an [`Error::Unsupported`] naming what the GPU MD plan lacks.
 pub(crate) fn md_params(params: &Params) -> Result<(MdParams, Option<u32>)> {
-    let ForceLaw::LennardJones(lj) = params.force() else {
+    let Some(pair) = params.force().as_pair() else {
         return Err(Error::Unsupported(
-            "the GPU MD plan runs short-range force laws (Lennard-Jones) only".into(),
+            "the GPU MD plan runs short-range force laws (pair potentials) only".into(),
         ));
     };
     let missing = |what: &str, instead: &str| {
         Error::Unsupported(format!(
-            "Lennard-Jones on the GPU backends (CUDA, emulator): {what} is not implemented \
-             there (the GPU MD plan runs a periodic box with cell-built full Verlet lists and \
-             velocity Verlet); {instead}, or use Backend::Cpu"
+            "{} on the GPU backends (CUDA, emulator): {what} is not implemented there (the GPU \
+             MD plan runs a periodic box with cell-built full Verlet lists and velocity \
+             Verlet); {instead}, or use Backend::Cpu",
+            pair.style().title()
         ))
     };
     let Boundary::Periodic { .. } = params.boundary() else {
@@ -69,16 +69,8 @@ pub(crate) fn md_params(params: &Params) -> Result<(MdParams, Option<u32>)> {
             ..
         } => (skin, rebuild, bin_size),
     };
-    let mut p = MdParams::new(
-        lengths,
-        lj.cutoff(),
-        skin,
-        lj.epsilon(),
-        lj.sigma(),
-        lj.shift(),
-        params.dt(),
-    );
-    let side = (lj.cutoff() as f64 + skin as f64).max(bin_size as f64);
+    let mut p = MdParams::new(lengths, pair.clone(), skin, params.dt());
+    let side = (pair.max_cutoff() as f64 + skin as f64).max(bin_size as f64);
     if bin_size > 0.0 {
         p.cells = Some(lengths.map(|l| ((l as f64 / side) as u32).clamp(1, 1024)));
     }
@@ -114,6 +106,8 @@ pub(crate) fn nearest(bodies: &Bodies, lengths: [f32; 3], i: usize) -> (usize, f
 pub(crate) struct MdPlanEngine<D> {
     plan: MdPlan,
     dev: D,
+    /// The bodies' atom types, in the caller's order (empty: all 0).
+    types: Vec<u32>,
     /// List entries per body at the last build, and the build it was read at.
     entries_per_atom: (f64, u64),
 }
@@ -133,25 +127,32 @@ impl<D: Device<MdBuf>> MdPlanEngine<D> {
         bodies.validate()?;
         if let Some(i) = bodies.masses.iter().position(|&m| m <= 0.0) {
             return Err(Error::InvalidCombination(format!(
-                "body {i}: mass {} under Lennard-Jones, whose accelerations F / m need masses > 0",
-                bodies.masses[i]
+                "body {i}: mass {} under {}, whose accelerations F / m need masses > 0",
+                bodies.masses[i],
+                params
+                    .force()
+                    .as_pair()
+                    .map_or("a pair potential", |p| p.style().title())
             )));
         }
+        let lengths = md.lengths;
         let mut plan = MdPlan::new(bodies.len(), md)?;
         plan.set_rebuild_every(every);
         let mut dev = open()?;
         let (pos, vel) = bodies.to_device_layout();
         let images = start.map(|s| &s.images[..]).unwrap_or(&[]);
-        plan.start_with_images(&mut dev, &pos, &vel, images)?;
+        let types = start.map(|s| s.types.clone()).unwrap_or_default();
+        plan.start_with(&mut dev, &pos, &vel, images, &types)?;
         let mut engine = MdPlanEngine {
             plan,
             dev,
+            types,
             entries_per_atom: (0.0, 0),
         };
         engine.count_entries()?;
         let acc = engine.read_accelerations()?;
         if let Some(i) = acc.iter().position(|a| !a.is_finite()) {
-            let (j, distance) = nearest(bodies, md.lengths, i);
+            let (j, distance) = nearest(bodies, lengths, i);
             return Err(Error::Overlapping {
                 a: i.min(j),
                 b: i.max(j),
@@ -199,7 +200,7 @@ impl<D: Device<MdBuf>> Engine for MdPlanEngine<D> {
     }
 
     fn method(&self) -> &'static str {
-        "lj-cells"
+        self.plan.style().method(true)
     }
 
     fn step(&mut self, steps: u64) -> Result<Option<Divergence>> {
@@ -256,8 +257,9 @@ impl<D: Device<MdBuf>> Engine for MdPlanEngine<D> {
     /// order before each build, so a continuation rebuilds its lists (the
     /// physics continues; the bits of the sums' order need not).
     fn md_state(&mut self) -> Result<Option<MdState>> {
-        Ok(Some(MdState::with_images(
-            self.plan.read_state(&mut self.dev)?.images,
-        )))
+        Ok(Some(MdState {
+            types: self.types.clone(),
+            ..MdState::with_images(self.plan.read_state(&mut self.dev)?.images)
+        }))
     }
 }

@@ -1,14 +1,17 @@
-//! The short-range molecular-dynamics plan: Lennard-Jones in a periodic
+//! The short-range molecular-dynamics plan: a pair potential (any
+//! [`PairStyle`](crate::PairStyle), any number of atom types) in a periodic
 //! orthorhombic box with cell-built Verlet lists, integrated with velocity
 //! Verlet, as a sequence of launches of the kernel table's MD entries.
 //!
-//! Driven by plain parameters ([`MdParams`]: box, cutoff, skin, epsilon,
-//! sigma, shift, dt) over any [`Device`](super::device::Device) keyed by
-//! [`MdBuf`] (the emulator's, `emulator/device.rs`; CUDA's, `cuda/device.rs`).
+//! Driven by plain parameters ([`MdParams`]: box, pair potential, skin, dt)
+//! over any [`Device`](super::device::Device) keyed by [`MdBuf`] (the
+//! emulator's, `emulator/device.rs`; CUDA's, `cuda/device.rs`).
 //! [`MdPlanEngine`] (`engine.rs`) runs it behind `Simulation` on
-//! `Backend::Emulator` and `Backend::Cuda`: Lennard-Jones in a periodic box
+//! `Backend::Emulator` and `Backend::Cuda`: a pair potential in a periodic box
 //! with cell-built full lists and velocity Verlet; anything else is an
-//! `Error::Unsupported` naming it.
+//! `Error::Unsupported` naming it. The pair table is uploaded once
+//! (`MdBuf::PairTable`), the atom types travel with the bodies through every
+//! sort (`MdBuf::Type`, ghosts included).
 //!
 //! # One step (velocity Verlet)
 //! `Kick(dt/2)`, [`MdDrift`](Entry::MdDrift) (drift in place and the rebuild
@@ -17,7 +20,8 @@
 //! `skin / 2` since the last one (or, with a fixed interval,
 //! [`MdPlan::set_rebuild_every`], every `k` steps), else
 //! [`MdGhostUpdate`](Entry::MdGhostUpdate);
-//! [`LjForces`](Entry::LjForces), `Kick(dt/2)`,
+//! the style's force kernel ([`LjForces`](Entry::LjForces) for
+//! Lennard-Jones), `Kick(dt/2)`,
 //! [`CheckFinite`](Entry::CheckFinite) into the status buffer.
 //!
 //! # A rebuild
@@ -48,8 +52,6 @@ pub(crate) use params::MdParams;
 use step::MdState;
 
 #[cfg(test)]
-mod reference;
-#[cfg(test)]
 pub(crate) mod softcuda_device;
 #[cfg(test)]
 mod tests;
@@ -69,6 +71,12 @@ pub(crate) enum MdBuf {
     Tag,
     /// The reorder's tags, swapped with `Tag`.
     TagNext,
+    /// Atom types, bodies then ghosts (`n + gcap` × `u32`).
+    Type,
+    /// The reorder's types, swapped with `Type` (same size).
+    TypeNext,
+    /// The pair potential's coefficient table (`types^2` rows × `f32`).
+    PairTable,
     /// Positions at the last build (`n` × `Vec4`).
     Reference,
     /// Accelerations (`n` × `Vec4`).
@@ -95,7 +103,7 @@ pub(crate) enum MdBuf {
     NCount,
     /// Status words (`STATUS_WORDS` × `u32`).
     Status,
-    /// Thermo partial sums (`lj_partials` × `f64`).
+    /// Thermo partial sums (`pair_partials` × `f64`).
     Partials,
 }
 
@@ -125,12 +133,6 @@ pub(crate) struct MdPlan {
     rlist2: f32,
     /// `(skin / 2)^2`: the rebuild trigger.
     limit2: f32,
-    rc2: f32,
-    s6: f32,
-    two_s6: f32,
-    c6: f32,
-    u6: f32,
-    ushift: f32,
     /// Neighbour list capacity per body (a multiple of 4).
     cap: u32,
     /// Ghost slots allocated.
@@ -152,6 +154,11 @@ impl MdPlan {
     /// Number of bodies.
     pub(crate) fn n(&self) -> u32 {
         self.n
+    }
+
+    /// The pair law.
+    pub(crate) fn style(&self) -> crate::PairStyle {
+        self.params.pair.style()
     }
 
     /// Neighbour list builds so far.

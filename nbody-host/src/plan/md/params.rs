@@ -6,22 +6,19 @@ use gpu_kernels::shape;
 
 use super::{MdPlan, with_headroom};
 use crate::error::{Error, Result};
+use crate::pair::PairPotential;
 
 /// The physics and numerics of a run, in the caller's (reduced) units.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct MdParams {
     /// Box lengths; the box is `[0, L)` per dimension.
     pub lengths: [f32; 3],
-    /// Cutoff radius `r_c`.
-    pub cutoff: f32,
-    /// Verlet skin: lists hold pairs within `r_c + skin`.
+    /// The pair potential (validated when made): its law, coefficient
+    /// table and cutoffs.
+    pub pair: PairPotential,
+    /// Verlet skin: lists hold pairs within `r_c + skin` (`r_c` the
+    /// longest cutoff).
     pub skin: f32,
-    /// Well depth.
-    pub epsilon: f32,
-    /// Length scale.
-    pub sigma: f32,
-    /// Shift the potential to zero at the cutoff (energy only).
-    pub shift: bool,
     /// Time step.
     pub dt: f32,
     /// Cells per side; `None`: as many as fit (`floor(L / (r_c + skin))`).
@@ -34,27 +31,21 @@ pub(crate) struct MdParams {
 
 impl MdParams {
     /// The parameters with automatic cells and the default blocks.
-    pub(crate) fn new(
-        lengths: [f32; 3],
-        cutoff: f32,
-        skin: f32,
-        epsilon: f32,
-        sigma: f32,
-        shift: bool,
-        dt: f32,
-    ) -> MdParams {
+    pub(crate) fn new(lengths: [f32; 3], pair: PairPotential, skin: f32, dt: f32) -> MdParams {
         MdParams {
             lengths,
-            cutoff,
+            pair,
             skin,
-            epsilon,
-            sigma,
-            shift,
             dt,
             cells: None,
             scan_block: 256,
             block: 128,
         }
+    }
+
+    /// The longest cutoff of the pair potential.
+    pub(crate) fn cutoff(&self) -> f32 {
+        self.pair.max_cutoff()
     }
 }
 
@@ -69,7 +60,7 @@ pub(super) fn invalid(what: &'static str, value: f64, requirement: &'static str)
 impl MdPlan {
     /// Checks the parameters for `n` bodies; allocates nothing.
     pub(crate) fn new(n: usize, params: MdParams) -> Result<MdPlan> {
-        let p = params;
+        let p = &params;
         if n == 0 {
             return Err(Error::NoBodies);
         }
@@ -87,21 +78,8 @@ impl MdPlan {
                 ));
             }
         }
-        if !(p.cutoff.is_finite() && p.cutoff > 0.0) {
-            return Err(invalid("cutoff", p.cutoff as f64, "must be finite and > 0"));
-        }
         if !(p.skin.is_finite() && p.skin >= 0.0) {
             return Err(invalid("skin", p.skin as f64, "must be finite and >= 0"));
-        }
-        if !(p.epsilon.is_finite() && p.epsilon > 0.0) {
-            return Err(invalid(
-                "epsilon",
-                p.epsilon as f64,
-                "must be finite and > 0",
-            ));
-        }
-        if !(p.sigma.is_finite() && p.sigma > 0.0) {
-            return Err(invalid("sigma", p.sigma as f64, "must be finite and > 0"));
         }
         if !(p.dt.is_finite() && p.dt > 0.0) {
             return Err(Error::InvalidTimeStep(p.dt as f64));
@@ -115,7 +93,7 @@ impl MdPlan {
                 ));
             }
         }
-        let rlist = p.cutoff as f64 + p.skin as f64;
+        let rlist = p.cutoff() as f64 + p.skin as f64;
         let shortest = p
             .lengths
             .iter()
@@ -145,14 +123,6 @@ impl MdPlan {
         if cells.iter().map(|&c| c as u64).product::<u64>() >= shape::MAX_BODIES as u64 {
             return Err(invalid("cells", cells[0] as f64, "too many cells"));
         }
-        // The force law in f32, from f64 (sigma^6 can be large; its products must stay finite).
-        let (eps, sigma, rc) = (p.epsilon as f64, p.sigma as f64, p.cutoff as f64);
-        let s6 = sigma.powi(6);
-        let u_rc = 4.0 * eps * ((sigma / rc).powi(12) - (sigma / rc).powi(6));
-        let consts = [s6, 2.0 * s6, 24.0 * eps * s6, 4.0 * eps * s6, u_rc];
-        if !consts.iter().all(|c| c.abs() < f32::MAX as f64 / 16.0) {
-            return Err(invalid("sigma", sigma, "gives force constants beyond f32"));
-        }
         let n = n as u32;
         let volume: f64 = p.lengths.iter().map(|&l| l as f64).product();
         let expected = n as f64 / volume * 4.0 / 3.0 * std::f64::consts::PI * rlist.powi(3);
@@ -164,7 +134,6 @@ impl MdPlan {
             .product::<f64>()
             - 1.0;
         let plan = MdPlan {
-            params: p,
             n,
             grid: Grid {
                 l: p.lengths,
@@ -172,12 +141,6 @@ impl MdPlan {
             },
             rlist2: (rlist * rlist) as f32,
             limit2: (0.25 * p.skin as f64 * p.skin as f64) as f32,
-            rc2: (rc * rc) as f32,
-            s6: s6 as f32,
-            two_s6: (2.0 * s6) as f32,
-            c6: (24.0 * eps * s6) as f32,
-            u6: (4.0 * eps * s6) as f32,
-            ushift: if p.shift { u_rc as f32 } else { 0.0 },
             cap: with_headroom((expected.min(n as f64) as u32).max(4)),
             gcap: ((n as f64 * ghost_fraction * 1.25) as u32 + 32).min(7 * n),
             ghosts: 0,
@@ -185,6 +148,7 @@ impl MdPlan {
             every: None,
             since_build: 0,
             dangerous_builds: 0,
+            params,
         };
         plan.nlist_words()?;
         Ok(plan)

@@ -2,9 +2,9 @@
 //! step loop with its one status read per step, thermo sums, the state.
 
 use gpu_kernels::Vec4;
-use gpu_kernels::entry::Launch;
+use gpu_kernels::entry::{Launch, PairForces};
 use gpu_kernels::integrate::ALL_FINITE;
-use gpu_kernels::lj::THERMO_PARTIALS;
+use gpu_kernels::pair::THERMO_PARTIALS;
 use gpu_kernels::periodic::{self, STATUS_FINITE, STATUS_MOVED, STATUS_WORDS};
 use gpu_kernels::shape;
 
@@ -41,45 +41,28 @@ impl MdPlan {
     /// Accelerations at the current positions; with `thermo` also the
     /// partial sums of [`MdPlan::thermo`].
     pub(super) fn forces<D: Device<MdBuf>>(&self, dev: &mut D, thermo: bool) -> Result<()> {
-        let (pos, nlist, ncount, acc, vel) = (
-            MdBuf::Pos,
-            MdBuf::NList,
-            MdBuf::NCount,
-            MdBuf::Acc,
-            MdBuf::Vel,
+        let pair = &self.params.pair;
+        let launch = pair.style().forces_launch(
+            thermo,
+            PairForces {
+                pos: MdBuf::Pos,
+                types: MdBuf::Type,
+                nlist: MdBuf::NList,
+                ncount: MdBuf::NCount,
+                acc: MdBuf::Acc,
+                vel: MdBuf::Vel,
+                partials: MdBuf::Partials,
+                table: MdBuf::PairTable,
+                n: self.n,
+                extent: self.n + self.ghosts,
+                cap: self.cap,
+                ntypes: pair.types(),
+            },
         );
-        let partials = MdBuf::Partials;
-        let (n, extent, cap) = (self.n, self.n + self.ghosts, self.cap);
-        let (rc2, s6, two_s6) = (self.rc2, self.s6, self.two_s6);
-        let (c6, u6, ushift) = (self.c6, self.u6, self.ushift);
-        // The two instances take the same arguments.
-        macro_rules! lj {
-            ($variant:ident) => {
-                Launch::$variant {
-                    pos,
-                    nlist,
-                    ncount,
-                    acc,
-                    vel,
-                    partials,
-                    n,
-                    extent,
-                    cap,
-                    rc2,
-                    s6,
-                    two_s6,
-                    c6,
-                    u6,
-                    ushift,
-                }
-            };
-        }
-        let launch = if thermo {
-            lj!(LjForcesThermo)
-        } else {
-            lj!(LjForces)
-        };
-        dev.launch(launch, shape::lj(n, self.params.block, thermo))
+        dev.launch(
+            launch,
+            shape::pair_forces(self.n, self.params.block, thermo),
+        )
     }
 
     fn kick<D: Device<MdBuf>>(&self, dev: &mut D) -> Result<()> {
@@ -193,7 +176,7 @@ impl MdPlan {
     /// state (recomputes the forces, which are unchanged).
     pub(crate) fn thermo<D: Device<MdBuf>>(&self, dev: &mut D) -> Result<Thermo> {
         self.forces(dev, true)?;
-        let blocks = shape::lj_partials(self.n, self.params.block) / THERMO_PARTIALS;
+        let blocks = shape::pair_partials(self.n, self.params.block) / THERMO_PARTIALS;
         let words = dev.read(MdBuf::Partials, 0, 2 * (THERMO_PARTIALS * blocks) as usize)?;
         let values: Vec<f64> = words
             .chunks_exact(2)

@@ -35,7 +35,7 @@ fn scans_match_a_host_prefix_sum_across_many_blocks() {
     // 4099 elements in blocks of 32: 129 block sums, scanned in 5 chunks.
     for len in [1u32, 2, 31, 32, 33, 1000, 4099] {
         for block in [32u32, 64] {
-            let mut p = MdParams::new([10.0; 3], 1.0, 0.1, 1.0, 1.0, false, 0.01);
+            let mut p = MdParams::new([10.0; 3], lj(1.0), 0.1, 0.01);
             p.scan_block = block;
             let plan = MdPlan::new(len as usize, p).unwrap();
             let data: Vec<u32> = (0..len)
@@ -86,12 +86,14 @@ fn binning_and_lists_on_the_emulator() {
 
 #[test]
 fn forces_and_thermo_match_the_reference_on_the_emulator() {
-    for mut case in cases() {
-        for shift in [false, true] {
-            case.params.shift = shift;
-            let mut dev = emulator();
-            let plan = case.start(&mut dev);
-            check_forces(&mut dev, &plan, &case);
+    for case in cases() {
+        for &style in PairStyle::ALL {
+            for (types, shift) in [(1, false), (1, true), (2, true)] {
+                let case = case.with_style(style, types, shift);
+                let mut dev = emulator();
+                let plan = case.start(&mut dev);
+                check_forces(&mut dev, &plan, &case);
+            }
         }
     }
 }
@@ -110,12 +112,12 @@ fn overflow_on<D: Device<MdBuf>>(mut dev: D, case: &Case) -> (u32, Vec<u32>) {
 
 #[test]
 fn an_overflowing_list_is_flagged_and_the_plan_grows_it() {
-    let (pos, l) = reference::fcc(3, 0.8442);
+    let (pos, l) = states::fcc(3, 0.8442);
     let n = pos.len();
     let case = Case::new(
         "fcc N 108",
         pos,
-        reference::velocities(n, 1.0, 5),
+        states::velocities(n, 1.0, 5),
         params([l as f32; 3], 1.5, 0.3, None, 32),
     );
     // The longest list, from a normal start.
@@ -144,7 +146,7 @@ fn an_overflowing_list_is_flagged_and_the_plan_grows_it() {
     }
     // The plan, started with room for 4, grows the lists and builds them complete.
     let mut dev = emulator();
-    let mut plan = MdPlan::new(n, case.params).unwrap();
+    let mut plan = MdPlan::new(n, case.params.clone()).unwrap();
     plan.set_capacity(4);
     plan.start(
         &mut dev,

@@ -1,4 +1,4 @@
-//! The MD plan and its kernels against the `f64` reference (`reference.rs`),
+//! The MD plan and its kernels against the `f64` oracle (`oracle::Pair64`),
 //! on the emulator (race detector on) and on the software CUDA device (the
 //! committed PTX; deterministic and adversarial schedules, races checked in
 //! shared and global memory).
@@ -18,11 +18,12 @@
 //! `15 fs` sensitive (`d / r^8` and `d / r^14`: derivative below
 //! `(1 + 14) r^-8...`). The f32 sum of `m` terms adds `m u` times their
 //! magnitudes. So `|a - a_ref| <= (scale_k (E + (m + 3) u) + 15 delta
-//! magnitude) / m_i` (`reference::Evaluation`).
+//! magnitude) / m_i` (`oracle::Evaluation`: `scale` and `sensitivity`, whose
+//! `slope + 2` is the 15 here, for any law).
 //!
 //! Potential energy and virial: the same per-pair bound, summed over pairs,
-//! with the f32 sum per body (`m_max u`), and `|du/dr| <= 12 |u|_mag / r`
-//! for the ghost rounding.
+//! with the f32 sum per body (`m_max u`), and `|du/dr| <= slope |u|_mag / r`
+//! for the ghost rounding (`potential_sensitivity`, `virial_sensitivity`).
 //!
 //! NVE: see the two tests' comments (`runs.rs`).
 //!
@@ -42,14 +43,19 @@ use gpu_kernels::periodic::{
 use gpu_kernels::shape::{self, neighbour_slot};
 use softcuda::Schedule;
 
-use super::reference::{self, Lj};
 use super::softcuda_device::SoftMd;
 use super::*;
 use crate::emulator::{EmulatedDevice, LaunchOptions};
 use crate::plan::device::{Device, words_vec4};
 
+use crate::oracle::Pair64;
+use crate::pair::{PairPotential, PairStyle};
+
 mod kernels;
 mod runs;
+mod states;
+
+use states::kinetic;
 
 const U: f64 = 1.0 / 16_777_216.0;
 const E_PAIR: f64 = 64.0 * U;
@@ -75,6 +81,8 @@ struct Case {
     pos: Vec<[f64; 3]>,
     vel: Vec<[f64; 3]>,
     mass: Vec<f64>,
+    /// Atom types (empty: all 0).
+    types: Vec<u32>,
     params: MdParams,
 }
 
@@ -90,18 +98,36 @@ impl Case {
             pos: to_f32_exact(&pos),
             vel: to_f32_exact(&vel),
             mass: (0..n).map(|k| [1.0, 2.0, 0.5][k % 3]).collect(),
+            types: Vec::new(),
             params,
         }
     }
 
-    fn lj(&self) -> Lj {
-        Lj {
-            l: self.params.lengths.map(|l| l as f64),
-            rc: self.params.cutoff as f64,
-            eps: self.params.epsilon as f64,
-            sigma: self.params.sigma as f64,
-            shift: self.params.shift,
-        }
+    /// The case under `style`'s example coefficients for `types` types
+    /// (the case's cutoff; one body in five of type 1 with two types).
+    fn with_style(&self, style: PairStyle, types: u32, shift: bool) -> Case {
+        let mut case = self.clone();
+        let cutoff = self.params.cutoff() as f64;
+        case.params.pair = PairPotential::example(style, types, Some(cutoff), shift).unwrap();
+        let n = self.pos.len();
+        case.types = (0..n as u32)
+            .map(|i| if i % 5 == 4 { types - 1 } else { 0 })
+            .collect();
+        case.name = format!(
+            "{}, {} x {types} types, shift {shift}",
+            self.name,
+            style.name()
+        );
+        case
+    }
+
+    /// The oracle of the case's potential and box.
+    fn oracle(&self) -> Pair64 {
+        let l = self.params.lengths.map(|l| l as f64);
+        Pair64::new(
+            &self.params.pair,
+            &crate::md::Boundary::Periodic { lengths: l },
+        )
     }
 
     fn vec4(v: &[[f64; 3]], w: &[f64]) -> Vec<Vec4> {
@@ -112,16 +138,23 @@ impl Case {
     }
 
     fn start<D: Device<MdBuf>>(&self, dev: &mut D) -> MdPlan {
-        let mut plan = MdPlan::new(self.pos.len(), self.params).unwrap();
+        let mut plan = MdPlan::new(self.pos.len(), self.params.clone()).unwrap();
         let zeros = vec![0.0; self.pos.len()];
-        plan.start(
+        plan.start_with(
             dev,
             &Case::vec4(&self.pos, &self.mass),
             &Case::vec4(&self.vel, &zeros),
+            &[],
+            &self.types,
         )
         .unwrap_or_else(|e| panic!("{}: {e}", self.name));
         plan
     }
+}
+
+/// Lennard-Jones (`epsilon = sigma = 1`, shifted) with this cutoff.
+fn lj(cutoff: f32) -> PairPotential {
+    PairPotential::new(PairStyle::LennardJones, &[1.0, 1.0], cutoff as f64, true).unwrap()
 }
 
 fn params(l: [f32; 3], cutoff: f32, skin: f32, cells: Option<[u32; 3]>, block: u32) -> MdParams {
@@ -129,7 +162,7 @@ fn params(l: [f32; 3], cutoff: f32, skin: f32, cells: Option<[u32; 3]>, block: u
         cells,
         scan_block: 32,
         block,
-        ..MdParams::new(l, cutoff, skin, 1.0, 1.0, true, 0.005)
+        ..MdParams::new(l, lj(cutoff), skin, 0.005)
     }
 }
 
@@ -148,14 +181,14 @@ fn on_faces(n: usize, l: f64, seed: u64) -> Vec<[f64; 3]> {
         [0.3 * l, 0.8 * l, l],
     ];
     pos.truncate(n);
-    reference::add_gas(pos, n, [l; 3], 0.9, seed)
+    states::add_gas(pos, n, [l; 3], 0.9, seed)
 }
 
 /// The state matrix: awkward N, boxes of 1, 2, 3 and many cells per side,
 /// bodies on faces, lattices and random gases.
 fn cases() -> Vec<Case> {
     let mut out = Vec::new();
-    let v = |n: usize, seed: u64| reference::velocities(n, 1.0, seed);
+    let v = |n: usize, seed: u64| states::velocities(n, 1.0, seed);
     // cutoff 1.5, skin 0.3: r_list 1.8, boxes >= 3.6.
     for (n, l, cells) in [
         (2usize, 4.0f64, Some([1, 1, 1])),
@@ -186,7 +219,7 @@ fn cases() -> Vec<Case> {
     }
     // An orthorhombic gas with a different cell count per side.
     let l = [4.0, 7.5, 11.0];
-    let pos = reference::random_gas(150, l, 0.9, 3);
+    let pos = states::random_gas(150, l, 0.9, 3);
     out.push(Case::new(
         "gas N 150 box 4 x 7.5 x 11",
         pos,
@@ -196,14 +229,14 @@ fn cases() -> Vec<Case> {
     // fcc lattices at the in.lj density: 32 bodies (box 3.36, 2 cells per
     // side at r_list 1.4), and 4000 (10^3 unit cells, 6 cells per side at
     // the in.lj cutoff 2.5 and skin 0.3) shaken by up to 0.05 per component.
-    let (pos, l) = reference::fcc(2, 0.8442);
+    let (pos, l) = states::fcc(2, 0.8442);
     out.push(Case::new(
         "fcc N 32",
         pos,
         v(32, 1),
         params([l as f32; 3], 1.2, 0.2, None, 32),
     ));
-    let (pos, l) = reference::fcc(10, 0.8442);
+    let (pos, l) = states::fcc(10, 0.8442);
     let shaken = pos
         .iter()
         .zip(v(4000, 3))
@@ -329,11 +362,12 @@ fn check_lists<D: Device<MdBuf>>(dev: &mut D, plan: &MdPlan, case: &Case) {
         "{what}: overflow left"
     );
     check_ghosts(dev, plan, what);
-    let lj = case.lj();
+    let o = case.oracle();
+    let l = o.lengths().expect("a box");
     let sorted = f64s(&all[..n]);
-    let rlist = case.params.cutoff as f64 + case.params.skin as f64;
+    let rlist = case.params.cutoff() as f64 + case.params.skin as f64;
     let mut want = vec![Vec::new(); n];
-    for (i, j, r) in lj.pairs_within(&sorted, rlist * (1.0 + 1e-5)) {
+    for (i, j, r) in o.pairs_within(&sorted, rlist * (1.0 + 1e-5)) {
         let sure = r < rlist * (1.0 - 1e-5);
         want[i].push((j, sure));
         want[j].push((i, sure));
@@ -346,10 +380,10 @@ fn check_lists<D: Device<MdBuf>>(dev: &mut D, plan: &MdPlan, case: &Case) {
             assert_ne!(j, i, "{what}: body {i} in its own list");
             // The entry's position is the minimum image of j seen from i.
             let d: [f64; 3] = std::array::from_fn(|c| all[e].to_array()[c] as f64 - sorted[i][c]);
-            let m = lj.min_image(std::array::from_fn(|c| sorted[j][c] - sorted[i][c]));
+            let m = o.separation(&sorted[i], &sorted[j]);
             for c in 0..3 {
                 assert!(
-                    (d[c] - m[c]).abs() <= 8.0 * U * lj.l[c],
+                    (d[c] - m[c]).abs() <= 8.0 * U * l[c],
                     "{what}: entry {k} of body {i} is not the nearest image"
                 );
             }
@@ -386,9 +420,20 @@ fn check_forces<D: Device<MdBuf>>(dev: &mut D, plan: &MdPlan, case: &Case) {
     let what = &case.name;
     let pos = read_vec4(dev, MdBuf::Pos, n);
     let acc = read_vec4(dev, MdBuf::Acc, n);
-    let lj = case.lj();
-    let r = lj.evaluate(&f64s(&pos));
-    let l_max = lj.l.iter().fold(0.0f64, |m, &l| m.max(l));
+    // The types as the device sorted them with the bodies.
+    let types = dev.read(MdBuf::Type, 0, n).unwrap();
+    let tags = read_tags(dev, n);
+    for (t, tag) in types.iter().zip(&tags) {
+        let given = case.types.get(tag.id as usize).copied().unwrap_or(0);
+        assert_eq!(*t, given, "{what}: the type of body {}", tag.id);
+    }
+    let o = case.oracle();
+    let r = o.evaluate(&f64s(&pos), &types);
+    let l_max = o
+        .lengths()
+        .expect("a box")
+        .iter()
+        .fold(0.0f64, |m, &l| m.max(l));
     let delta = 4.0 * U * l_max;
     for i in 0..n {
         let m = pos[i].w as f64;
@@ -396,8 +441,7 @@ fn check_forces<D: Device<MdBuf>>(dev: &mut D, plan: &MdPlan, case: &Case) {
         let terms = r.inside[i] as f64;
         for k in 0..3 {
             let want = r.force[i][k] / m;
-            let tol =
-                (r.scale[i][k] * (E_PAIR + (terms + 3.0) * U) + 15.0 * delta * r.magnitude[i]) / m;
+            let tol = (r.scale[i][k] * (E_PAIR + (terms + 3.0) * U) + delta * r.sensitivity[i]) / m;
             assert!(
                 (a[k] as f64 - want).abs() <= tol,
                 "{what}: body {i} component {k}: {} vs {want} (allowed {tol:e})",
@@ -408,16 +452,15 @@ fn check_forces<D: Device<MdBuf>>(dev: &mut D, plan: &MdPlan, case: &Case) {
     let t = plan.thermo(dev).unwrap();
     let m_max = r.inside.iter().copied().max().unwrap_or(0) as f64;
     let rel = E_PAIR + 2.0 * m_max * U;
-    let pe_tol = r.potential_scale * rel
-        + 12.0 * delta * r.potential_scale / r.closest
-        + U * lj.energy_at(lj.rc * lj.rc).abs() * m_max * n as f64;
+    let pe_tol =
+        r.potential_scale * rel + delta * r.potential_sensitivity + U * r.offset * m_max * n as f64;
     assert!(
         (t.potential - r.potential).abs() <= pe_tol,
         "{what}: potential {} vs {} (allowed {pe_tol:e})",
         t.potential,
         r.potential
     );
-    let vir_tol = r.virial_scale * rel + 14.0 * delta * r.virial_scale / r.closest;
+    let vir_tol = r.virial_scale * rel + delta * r.virial_sensitivity;
     assert!(
         (t.virial - r.virial).abs() <= vir_tol,
         "{what}: virial {} vs {} (allowed {vir_tol:e})",
@@ -426,13 +469,13 @@ fn check_forces<D: Device<MdBuf>>(dev: &mut D, plan: &MdPlan, case: &Case) {
     );
     let vel = f64s(&read_vec4(dev, MdBuf::Vel, n));
     let masses: Vec<f64> = pos.iter().map(|p| p.w as f64).collect();
-    let ke = reference::kinetic(&vel, &masses);
+    let ke = states::kinetic(&vel, &masses);
     assert!(
         (t.kinetic - ke).abs() <= 1e-12 * ke.max(1e-300),
         "{what}: kinetic {} vs {ke}",
         t.kinetic
     );
-    let volume: f64 = lj.l.iter().product();
+    let volume: f64 = o.lengths().expect("a box").iter().product();
     assert!(
         (t.pressure - (2.0 * t.kinetic + t.virial) / (3.0 * volume)).abs()
             <= 1e-12 * t.pressure.abs().max(1.0)
@@ -459,16 +502,37 @@ fn listed<D: Device<MdBuf>>(dev: &mut D, plan: &MdPlan) -> Vec<Vec<usize>> {
 
 /// Every pair closer than the cutoff now (the bodies have moved since the
 /// build) is in both bodies' lists: the rebuild trigger missed nothing.
-fn check_no_missed_pair<D: Device<MdBuf>>(dev: &mut D, plan: &MdPlan, lj: &Lj, what: &str) {
+fn check_no_missed_pair<D: Device<MdBuf>>(dev: &mut D, plan: &MdPlan, o: &Pair64, what: &str) {
     let n = plan.n() as usize;
     let pos = f64s(&read_vec4(dev, MdBuf::Pos, n));
     let lists = listed(dev, plan);
-    for (i, j, _) in lj.pairs_within(&pos, lj.rc * (1.0 - 1e-5)) {
+    let cutoff = o.potential().max_cutoff() as f64;
+    for (i, j, _) in o.pairs_within(&pos, cutoff * (1.0 - 1e-5)) {
         assert!(
             lists[i].contains(&j) && lists[j].contains(&i),
             "{what}: pair {i}-{j} within the cutoff is not listed"
         );
     }
+}
+
+/// `steps` velocity-Verlet steps of the oracle from `pos`, `vel` (masses
+/// `m`), in place; the total energy after each step.
+fn verlet(
+    o: &Pair64,
+    pos: &mut Vec<[f64; 3]>,
+    vel: &mut Vec<[f64; 3]>,
+    m: &[f64],
+    dt: f64,
+    steps: usize,
+) -> Vec<f64> {
+    let mut sys = crate::oracle::System64 {
+        pos: std::mem::take(pos),
+        vel: std::mem::take(vel),
+        mass: m.to_vec(),
+    };
+    let energies = o.advance(&mut sys, &[], dt, steps);
+    (*pos, *vel) = (sys.pos, sys.vel);
+    energies
 }
 
 /// Positions with their images added back, in the callers' order.

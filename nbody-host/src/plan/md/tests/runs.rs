@@ -19,25 +19,25 @@ use softcuda::mufu;
 /// way, every 25 steps, no pair within the cutoff is missing from the lists.
 #[test]
 fn nve_liquid_conserves_energy_like_the_reference() {
-    let (pos, l) = reference::fcc(5, 0.8442);
+    let (pos, l) = states::fcc(5, 0.8442);
     let n = pos.len();
     let mut case = Case::new(
         "liquid N 500",
         pos,
-        reference::velocities(n, 1.44, 11),
+        states::velocities(n, 1.44, 11),
         params([l as f32; 3], 2.5, 0.3, None, 128),
     );
     case.mass = vec![1.0; n];
     case.params.scan_block = 256;
-    let lj = case.lj();
+    let o = case.oracle();
     let mut dev = emulator();
     let mut plan = case.start(&mut dev);
     let e0 = plan.thermo(&mut dev).unwrap();
-    let start = lj.evaluate(&case.pos);
+    let start = o.evaluate(&case.pos, &[]);
     let eval_tol = start.potential_scale * (E_PAIR + 2.0 * 100.0 * U) + U * e0.kinetic;
     let (mut rp, mut rv) = (case.pos.clone(), case.vel.clone());
-    let reference = lj.verlet(&mut rp, &mut rv, &case.mass, case.params.dt as f64, 300);
-    let r0 = start.potential + reference::kinetic(&case.vel, &case.mass);
+    let reference = verlet(&o, &mut rp, &mut rv, &case.mass, case.params.dt as f64, 300);
+    let r0 = start.potential + kinetic(&case.vel, &case.mass);
     let excursion = reference.iter().fold(0.0f64, |m, e| m.max((e - r0).abs()));
     let total0 = e0.kinetic + e0.potential;
     assert!((total0 - r0).abs() <= eval_tol, "start: {total0} vs {r0}");
@@ -48,7 +48,7 @@ fn nve_liquid_conserves_energy_like_the_reference() {
         check_no_missed_pair(
             &mut dev,
             &plan,
-            &lj,
+            &o,
             &format!("liquid after {} steps", 25 * (round + 1)),
         );
         let t = plan.thermo(&mut dev).unwrap();
@@ -75,22 +75,22 @@ fn nve_liquid_conserves_energy_like_the_reference() {
 /// position on linearly: after k steps `|dx| <= k 1.1 u L + k^2 / 2 dt (dt da + 2 u v_max)`.
 #[test]
 fn nve_crystal_tracks_the_reference_trajectory() {
-    let (pos, l) = reference::fcc(4, 1.0);
+    let (pos, l) = states::fcc(4, 1.0);
     let n = pos.len();
     let mut case = Case::new(
         "crystal N 256",
         pos,
-        reference::velocities(n, 0.05, 12),
+        states::velocities(n, 0.05, 12),
         params([l as f32; 3], 2.5, 0.3, None, 64),
     );
     case.mass = vec![1.0; n];
-    let lj = case.lj();
-    let start = lj.evaluate(&case.pos);
+    let o = case.oracle();
+    let start = o.evaluate(&case.pos, &[]);
     let da = (0..n)
         .flat_map(|i| (0..3).map(move |k| (i, k)))
         .map(|(i, k)| {
             start.scale[i][k] * (E_PAIR + (start.inside[i] as f64 + 3.0) * U)
-                + 15.0 * 4.0 * U * l * start.magnitude[i]
+                + 4.0 * U * l * start.sensitivity[i]
         })
         .fold(0.0f64, f64::max);
     let v_max = case
@@ -105,7 +105,7 @@ fn nve_crystal_tracks_the_reference_trajectory() {
     let (mut rp, mut rv) = (case.pos.clone(), case.vel.clone());
     for k in [100usize, 200, 300] {
         plan.step(&mut dev, 100).unwrap();
-        lj.verlet(&mut rp, &mut rv, &case.mass, dt, 100);
+        verlet(&o, &mut rp, &mut rv, &case.mass, dt, 100);
         let state = plan.read_state(&mut dev).unwrap();
         let got = unwrapped(&state, [l; 3]);
         let kf = k as f64;
@@ -212,18 +212,23 @@ impl<D: Device<MdBuf>> StepDevice for D {
 /// reciprocals by an ulp).
 #[test]
 fn the_committed_ptx_runs_the_plan_bit_for_bit_like_the_emulator() {
-    let (pos, l) = reference::fcc(3, 0.8442);
+    let (pos, l) = states::fcc(3, 0.8442);
     let n = pos.len();
     // r_list 2.5 is just under half the box (2.52): 2 cells per side, ghosts everywhere.
     let mut liquid = Case::new(
         "fcc N 108 hot",
         pos,
-        reference::velocities(n, 1.44, 4),
+        states::velocities(n, 1.44, 4),
         params([l as f32; 3], 2.2, 0.3, None, 32),
     );
     liquid.params.scan_block = 32;
     let faces = cases().into_iter().find(|c| c.pos.len() == 33).unwrap();
-    for case in [liquid, faces] {
+    // Every style, and a mixture (the kernel's typed loop).
+    let mut all = vec![faces];
+    for &style in PairStyle::ALL {
+        all.extend([1, 2].map(|types| liquid.with_style(style, types, true)));
+    }
+    for case in all {
         let run = |dev: &mut dyn RunDevice| dev.run(&case, 20);
         let want = run(&mut emulator());
         assert!(want.1 > 1, "{}: the run rebuilt its lists", case.name);
@@ -269,8 +274,9 @@ impl<D: Device<MdBuf>> RunDevice for D {
         assert_eq!(plan.step(self, steps).unwrap(), None);
         let t = plan.thermo(self).unwrap();
         let n = 4 * plan.n() as usize;
-        let bufs =
+        let mut bufs =
             [MdBuf::Pos, MdBuf::Vel, MdBuf::Tag, MdBuf::Acc].map(|b| self.read(b, 0, n).unwrap());
+        bufs[2].extend(self.read(MdBuf::Type, 0, n / 4).unwrap());
         (
             bufs.to_vec(),
             plan.builds(),
@@ -281,7 +287,7 @@ impl<D: Device<MdBuf>> RunDevice for D {
 
 #[test]
 fn coincident_bodies_are_a_reported_divergence() {
-    let mut pos = reference::random_gas(20, [6.0; 3], 1.0, 8);
+    let mut pos = states::random_gas(20, [6.0; 3], 1.0, 8);
     pos[7] = pos[3];
     let case = Case::new(
         "coincident",
@@ -302,50 +308,47 @@ fn bad_settings_are_clear_errors() {
     let bad = |p: MdParams| MdPlan::new(10, p).unwrap_err().to_string();
     assert!(
         bad(MdParams {
-            cutoff: 2.9,
-            ..good
+            pair: lj(2.9),
+            ..good.clone()
         })
         .contains("cutoff + skin")
     );
-    assert!(bad(MdParams { skin: -0.1, ..good }).contains("skin = -0.1"));
     assert!(
         bad(MdParams {
-            cutoff: f32::NAN,
-            ..good
+            skin: -0.1,
+            ..good.clone()
         })
-        .contains("cutoff")
-    );
-    assert!(
-        bad(MdParams {
-            epsilon: 0.0,
-            ..good
-        })
-        .contains("epsilon")
-    );
-    assert!(
-        bad(MdParams {
-            sigma: -1.0,
-            ..good
-        })
-        .contains("sigma")
+        .contains("skin = -0.1")
     );
     assert!(
         bad(MdParams {
             lengths: [6.0, 0.0, 6.0],
-            ..good
+            ..good.clone()
         })
         .contains("box length y")
     );
     assert!(
         bad(MdParams {
             cells: Some([4, 1, 1]),
-            ..good
+            ..good.clone()
         })
         .contains("cells per side")
     );
-    assert!(bad(MdParams { block: 48, ..good }).contains("block"));
-    assert!(bad(MdParams { dt: 0.0, ..good }).contains("time step"));
-    assert!(matches!(MdPlan::new(0, good), Err(Error::NoBodies)));
+    assert!(
+        bad(MdParams {
+            block: 48,
+            ..good.clone()
+        })
+        .contains("block")
+    );
+    assert!(
+        bad(MdParams {
+            dt: 0.0,
+            ..good.clone()
+        })
+        .contains("time step")
+    );
+    assert!(matches!(MdPlan::new(0, good.clone()), Err(Error::NoBodies)));
     let plan = MdPlan::new(2, good).unwrap();
     let start = |pos: [Vec4; 2]| {
         plan.clone()
@@ -372,12 +375,12 @@ fn bad_settings_are_clear_errors() {
 /// plus the per-body loads and stores. Prints the accounting per pair.
 #[test]
 fn the_force_kernel_moves_at_most_36_bytes_per_pair() {
-    let (pos, l) = reference::fcc(8, 0.8442);
+    let (pos, l) = states::fcc(8, 0.8442);
     let n = pos.len();
     let case = Case::new(
         "in.lj N 2048",
         pos,
-        reference::velocities(n, 1.44, 6),
+        states::velocities(n, 1.44, 6),
         params([l as f32; 3], 2.5, 0.3, None, 128),
     );
     let mut dev = SoftMd::new(Schedule::Deterministic);
