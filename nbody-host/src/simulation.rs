@@ -164,7 +164,7 @@ impl Simulation {
         let (engine, backend) = match params.integrator().hermite() {
             // The collisional integrator has its own engine (`crate::hermite`).
             Some(settings) => {
-                crate::hermite::engine::create(backend, &bodies, &params, settings, hermite, time)?
+                backend::create_hermite(backend, &bodies, &params, settings, hermite, time)?
             }
             None => backend::create(backend, &bodies, &params, md.as_ref())?,
         };
