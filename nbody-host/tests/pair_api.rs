@@ -86,7 +86,8 @@ fn types_are_checked_before_any_work_and_travel_with_their_bodies() {
     assert_eq!(sim.types().unwrap(), want);
     // In the octahedral hole at the first cell's centre (a / 2 = 0.84 each
     // way), not on top of a lattice atom (that run explodes: Error::Exploded).
-    sim.add(Body::new(1.0, [0.84, 0.84, 0.84], [0.0; 3])).unwrap();
+    sim.add(Body::new(1.0, [0.84, 0.84, 0.84], [0.0; 3]))
+        .unwrap();
     want.push(0);
     assert_eq!(sim.types().unwrap(), want);
     sim.step(3).unwrap();
