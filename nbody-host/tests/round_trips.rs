@@ -13,13 +13,9 @@
 //! `SOFTCUDA_LOG` once, at `cuInit`.
 #![cfg(feature = "cuda")]
 
-#[allow(
-    dead_code,
-    unused_imports,
-    reason = "the test calls only part of the example"
-)]
-#[path = "../../examples/nbody_tiled.rs"]
-mod nbody_tiled;
+// The `nbody_tiled` example compiled in (its command line in examples/cli/).
+mod nbody_cli;
+use nbody_cli::{nbody_tiled, run_with};
 
 mod cuda_env;
 
@@ -60,15 +56,14 @@ fn tally(waits: &[String]) -> String {
 /// and progress lines as a script sees them (stderr not a terminal).
 fn run_example_in_child() {
     let args = std::env::var("NBODY_TEST_ARGS").expect("set by the parent");
-    let argv = std::iter::once("nbody_tiled").chain(args.split(' '));
-    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let argv: Vec<&str> = args.split(' ').collect();
     let progress = nbody_tiled::Progress::Lines(Duration::from_secs(5));
-    let result = nbody_tiled::cli(argv, &mut out, &mut err, progress);
+    let o = run_with(&argv, progress);
     assert!(
-        result.is_ok(),
+        o.result.is_ok(),
         "{args}: {:?}\n{}",
-        result.err().map(|f| f.line),
-        String::from_utf8_lossy(&err)
+        o.result.err().map(|f| f.line),
+        o.err
     );
 }
 

@@ -62,7 +62,7 @@ pub(crate) use params::MdParams;
 use step::MdState;
 
 #[cfg(test)]
-mod softcuda_device;
+pub(crate) mod softcuda_device;
 #[cfg(test)]
 mod tests;
 
