@@ -205,8 +205,8 @@ macro_rules! kernel_table {
                     pos: Vec4[extent], types: u32[extent],
                     nlist: u32[shape::neighbour_stride(n) * cap], ncount: u32[n], acc: Vec4[n],
                     vel: Vec4[n], partials: f64[shape::pair_partials(n, $e.block_dim())],
-                    table: f32[ntypes * ntypes * pair::row_words::<$style>()],
-                    n: u32, extent: u32, cap: u32, ntypes: u32,
+                    table: f32[table_len],
+                    n: u32, extent: u32, cap: u32, ntypes: u32, table_len: u32,
                 );
                 $(#[$sdoc])*
                 ///
@@ -216,8 +216,8 @@ macro_rules! kernel_table {
                     pos: Vec4[extent], types: u32[extent],
                     nlist: u32[shape::neighbour_stride(n) * cap], ncount: u32[n], acc: Vec4[n],
                     vel: Vec4[n], partials: f64[shape::pair_partials(n, $e.block_dim())],
-                    table: f32[ntypes * ntypes * pair::row_words::<$style>()],
-                    n: u32, extent: u32, cap: u32, ntypes: u32,
+                    table: f32[table_len],
+                    n: u32, extent: u32, cap: u32, ntypes: u32, table_len: u32,
                 );
             )*
         }
@@ -235,16 +235,17 @@ macro_rules! kernel_table {
             pub fn forces_launch<B: Copy>(self, thermo: bool, args: PairForces<B>) -> Launch<B> {
                 let PairForces {
                     pos, types, nlist, ncount, acc, vel, partials, table, n, extent, cap, ntypes,
+                    table_len,
                 } = args;
                 match (self, thermo) {
                     $(
                         (Style::$style, false) => Launch::$plain {
                             pos, types, nlist, ncount, acc, vel, partials, table, n, extent, cap,
-                            ntypes,
+                            ntypes, table_len,
                         },
                         (Style::$style, true) => Launch::$thermo {
                             pos, types, nlist, ncount, acc, vel, partials, table, n, extent, cap,
-                            ntypes,
+                            ntypes, table_len,
                         },
                     )*
                 }
@@ -412,7 +413,8 @@ pub struct PairForces<B> {
     pub vel: B,
     /// Per-block sums (the thermo instance).
     pub partials: B,
-    /// The coefficient table, `ntypes^2` rows.
+    /// The coefficient table: `ntypes^2` rows, then the law's tabulated
+    /// data (the `table` style's).
     pub table: B,
     /// Bodies.
     pub n: u32,
@@ -422,6 +424,8 @@ pub struct PairForces<B> {
     pub cap: u32,
     /// Atom types.
     pub ntypes: u32,
+    /// Words of `table` (rows and data).
+    pub table_len: u32,
 }
 
 /// A buffer field mapped through the closure; scalars copied.

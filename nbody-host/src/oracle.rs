@@ -239,7 +239,7 @@ impl Pair64 {
 
     /// The cutoff of types `i` and `j`.
     pub fn cutoff(&self, i: u32, j: u32) -> f64 {
-        self.potential.coeff(i, j).cutoff() as f64
+        self.potential.coeff(i, j).cutoff_f64()
     }
 
     /// `x_j - x_i`, by the minimum image in a periodic box.

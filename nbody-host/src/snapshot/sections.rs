@@ -5,7 +5,8 @@
 //!
 //! | tag | payload |
 //! | --- | --- |
-//! | `PAIR` | a pair potential: the style's name (`u8` length, UTF-8: LAMMPS's, `lj/cut`, `morse`, ...), the number of atom types `T` (`u32`), shift (`u8`), coefficients per pair `P` (`u8`), then for each pair of types `i <= j` in row order its `P` coefficients and its cutoff (`f32`) |
+//! | `PAIR` | a pair potential: the style's name (`u8` length, UTF-8: LAMMPS's, `lj/cut`, `morse`, ...), the number of atom types `T` (`u32`), shift (`u8`), coefficients per pair `P` (`u8`) plus `0x80`, the mixing rule (`u8`: 0 none, 1 geometric, 2 arithmetic, 3 sixthpower), then for each pair of types `i <= j` in row order: mixed (`u8`; a mixed pair stores nothing more, the rule remakes it), else its `P` coefficients and its cutoff (`f64`) and its tabulated data (`u32` count, then that many `f64`: the `table` style's) |
+//! | `PAIR` (before mixing and tables; read only) | the same up to `P` (without `0x80`), then for each pair its `P` coefficients and its cutoff (`f32`) |
 //! | `TYPE` | `N` atom types (`u32`), in body order (absent: all 0) |
 //! | `LJ12` | (read only: what files before `PAIR` wrote for Lennard-Jones) `epsilon`, `sigma`, `r_c` (`f32`), shift (`u8`) |
 //! | `PBOX` | the periodic box: `Lx, Ly, Lz` (`f64`) |
@@ -25,7 +26,7 @@ use crate::force::ForceLaw;
 use crate::hermite::{HermiteSettings, HermiteState, HermiteStats, Precision};
 use crate::integrator::Integrator;
 use crate::md::{Boundary, CellList, Lists, MdState, NeighbourOrigin, Neighbours, Rebuild};
-use crate::pair::{PairPotential, PairStyle};
+use crate::pair::{Mixing, PairPotential, PairStyle};
 
 /// What the sections of a file held.
 #[derive(Debug, Default)]
@@ -145,6 +146,10 @@ pub(super) fn encode(
     out
 }
 
+/// Set in the `PAIR` coefficient count: the payload is the `f64` layout
+/// with mixing and tabulated data.
+const PAIR_F64: u8 = 0x80;
+
 /// The `PAIR` payload of `pair`.
 fn encode_pair(pair: &PairPotential) -> Vec<u8> {
     let name = pair.style().name().as_bytes();
@@ -152,11 +157,25 @@ fn encode_pair(pair: &PairPotential) -> Vec<u8> {
     p.extend_from_slice(name);
     p.extend_from_slice(&pair.types().to_le_bytes());
     p.push(u8::from(pair.shift()));
-    p.push(pair.style().params().len() as u8);
+    p.push(pair.style().params().len() as u8 | PAIR_F64);
+    p.push(match pair.mixing() {
+        None => 0,
+        Some(Mixing::Geometric) => 1,
+        Some(Mixing::Arithmetic) => 2,
+        Some(Mixing::SixthPower) => 3,
+    });
     for i in 0..pair.types() {
         for j in i..pair.types() {
             let c = pair.coeff(i, j);
-            for x in c.params().iter().chain([&c.cutoff()]) {
+            p.push(u8::from(c.is_mixed()));
+            if c.is_mixed() {
+                continue;
+            }
+            for x in c.params().iter().chain([&c.cutoff_f64()]) {
+                p.extend_from_slice(&x.to_le_bytes());
+            }
+            p.extend_from_slice(&(c.data().len() as u32).to_le_bytes());
+            for x in c.data() {
                 p.extend_from_slice(&x.to_le_bytes());
             }
         }
@@ -174,7 +193,9 @@ fn decode_pair(payload: &[u8]) -> Result<PairPotential, String> {
         .ok_or_else(|| format!("section PAIR: unknown pair style {name:?}"))?;
     let fixed = payload.get(1 + len..1 + len + 6).ok_or_else(short)?;
     let mut r = Reader::new(fixed, 0);
-    let (types, shift, count) = (r.u32(), r.u8() != 0, r.u8() as usize);
+    let (types, shift, count) = (r.u32(), r.u8() != 0, r.u8());
+    let wide = count & PAIR_F64 != 0;
+    let count = (count & !PAIR_F64) as usize;
     if count != style.params().len() {
         return Err(format!(
             "section PAIR: {count} coefficients per pair for {name}, which has {}",
@@ -185,22 +206,72 @@ fn decode_pair(payload: &[u8]) -> Result<PairPotential, String> {
         return Err(format!("section PAIR: {types} atom types"));
     }
     let pairs = (types as usize) * (types as usize + 1) / 2;
-    let want = 1 + len + 6 + pairs * (count + 1) * 4;
-    if payload.len() != want {
+    let mut builder = PairPotential::builder(style, types).shift(shift);
+    if !wide {
+        let want = 1 + len + 6 + pairs * (count + 1) * 4;
+        if payload.len() != want {
+            return Err(format!(
+                "section PAIR: {} bytes, expected {want}",
+                payload.len()
+            ));
+        }
+        let mut r = Reader::new(payload, 1 + len + 6);
+        for i in 0..types {
+            for j in i..types {
+                let params: Vec<f64> = (0..count).map(|_| decimal(r.f32())).collect();
+                builder = builder.coeff(i, j, &params, decimal(r.f32()));
+            }
+        }
+        return builder.build().map_err(|e| format!("section PAIR: {e}"));
+    }
+    // The f64 layout: every read checked against the payload's end.
+    let mut at = 1 + len + 6;
+    let mut take = |n: usize| -> Result<&[u8], String> {
+        let b = payload.get(at..at + n).ok_or_else(short)?;
+        at += n;
+        Ok(b)
+    };
+    let f64_at = |b: &[u8]| f64::from_le_bytes(b.try_into().expect("8 bytes"));
+    builder = match take(1)?[0] {
+        0 => builder,
+        1 => builder.mix(Mixing::Geometric),
+        2 => builder.mix(Mixing::Arithmetic),
+        3 => builder.mix(Mixing::SixthPower),
+        other => return Err(format!("section PAIR: mixing code {other}")),
+    };
+    for i in 0..types {
+        for j in i..types {
+            if take(1)?[0] != 0 {
+                continue;
+            }
+            let params: Vec<f64> = (0..count)
+                .map(|_| take(8).map(f64_at))
+                .collect::<Result<_, _>>()?;
+            let cutoff = f64_at(take(8)?);
+            let n = u32::from_le_bytes(take(4)?.try_into().expect("4 bytes")) as usize;
+            if n > payload.len() / 8 {
+                return Err(short());
+            }
+            let data: Vec<f64> = (0..n)
+                .map(|_| take(8).map(f64_at))
+                .collect::<Result<_, _>>()?;
+            builder = builder.coeff_data(i, j, &params, cutoff, data.into());
+        }
+    }
+    if at != payload.len() {
         return Err(format!(
-            "section PAIR: {} bytes, expected {want}",
+            "section PAIR: {} bytes, expected {at}",
             payload.len()
         ));
     }
-    let mut r = Reader::new(payload, 1 + len + 6);
-    let mut builder = PairPotential::builder(style, types).shift(shift);
-    for i in 0..types {
-        for j in i..types {
-            let params: Vec<f64> = (0..count).map(|_| r.f32() as f64).collect();
-            builder = builder.coeff(i, j, &params, r.f32() as f64);
-        }
-    }
     builder.build().map_err(|e| format!("section PAIR: {e}"))
+}
+
+/// An `f32` of the files before the `f64` coefficients as the shortest
+/// decimal that rounds to it: what the user gave (`1.2`, not
+/// `1.2000000476837158`), so the potential read back is the one they build.
+fn decimal(x: f32) -> f64 {
+    x.to_string().parse().unwrap_or(x as f64)
 }
 
 /// Reads the sections in `bytes` (exactly), for `n` bodies.
@@ -233,7 +304,7 @@ pub(super) fn decode(bytes: &[u8], n: usize) -> Result<Sections, String> {
                 let (e, sg, c) = (r.f32(), r.f32(), r.f32());
                 let shift = r.u8() != 0;
                 s.force = Some(
-                    ForceLaw::lennard_jones(e as f64, sg as f64, c as f64, shift)
+                    ForceLaw::lennard_jones(decimal(e), decimal(sg), decimal(c), shift)
                         .map_err(|e| bad(&e.to_string()))?,
                 );
             }
