@@ -23,7 +23,8 @@
 #     at most 2x LAMMPS's (both are the integrator's dt^2 fluctuations, about
 #     1e-4 per atom; which run is larger is chance);
 #  4. the pair styles beyond in.lj (tests/lammps_pair.rs: Morse with one and two
-#     atom types, a two-type Lennard-Jones mixture): LAMMPS run again on the
+#     atom types, a two-type Lennard-Jones mixture, and two-type cases of
+#     lj/smooth/linear, WCA, yukawa, soft, born, buck and table): LAMMPS run again on the
 #     committed states (scripts/peers/lammps_pair.py check) must give the committed
 #     pe, virial, pressure and forces (relative 1e-10), and the test compares the
 #     CPU backend (every ISA) and the emulator with them to f32 rounding.
@@ -129,7 +130,7 @@ EOF
 
 echo "== pair styles: LAMMPS again on the committed states, then ours against it"
 data=nbody-host/tests/data/lammps
-"$LAMMPS_PEER_HOME/venv/bin/python" scripts/peers/lammps_pair.py check \
-  "$data/morse.json" "$data/morse-mixture.json" "$data/lj-mixture.json"
+# Every case committed (scripts/peers/lammps_pair_cases.sh made those past the first three).
+"$LAMMPS_PEER_HOME/venv/bin/python" scripts/peers/lammps_pair.py check "$data"/*[a-z].json
 cargo test -q -p nbody-host --test lammps_pair
 echo "ci-lammps: all checks pass"
