@@ -164,9 +164,10 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
         if let Some(error) = cause.downcast_ref::<E>() {
             return match error {
                 E::Io { .. } => exit::IO,
-                E::Diverged { .. } | E::NonFiniteEnergy { .. } | E::NonFiniteSnapshot { .. } => {
-                    exit::DIVERGED
-                }
+                E::Diverged { .. }
+                | E::BoxTooSmall { .. }
+                | E::NonFiniteEnergy { .. }
+                | E::NonFiniteSnapshot { .. } => exit::DIVERGED,
                 E::NoBodies
                 | E::TooManyBodies { .. }
                 | E::LengthMismatch { .. }

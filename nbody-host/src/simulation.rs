@@ -203,6 +203,10 @@ impl Simulation {
         self.mirror = OnceLock::new();
         self.energy = OnceLock::new();
         self.thermo = OnceLock::new();
+        // A barostat moves the box: the parameters follow it.
+        if let Some(lengths) = self.engine_mut().box_lengths() {
+            self.params = self.params.clone().with_lengths(lengths);
+        }
         match report? {
             None => {
                 self.advance(steps);
@@ -212,7 +216,15 @@ impl Simulation {
                 let step = self.step + d.after_step;
                 self.advance(d.steps_run);
                 self.diverged = Some((step, d.body));
-                Err(Error::Diverged { step, body: d.body })
+                Err(match self.engine_mut().stop_reason() {
+                    Some(Error::BoxTooSmall { length, needed, .. }) => Error::BoxTooSmall {
+                        step,
+                        length,
+                        needed,
+                    },
+                    Some(other) => other,
+                    None => Error::Diverged { step, body: d.body },
+                })
             }
         }
     }
@@ -383,7 +395,8 @@ impl Simulation {
 
     /// LAMMPS's thermo output of the current state (short-range forces):
     /// temperature, kinetic, potential and total energy per atom, pressure
-    /// from the virial ([`Thermo`]); kept until the next step. An
+    /// from the virial, the ensemble's coupling energy and the conserved
+    /// quantity, volume and density ([`Thermo`]); kept until the next step. An
     /// [`Error::Unsupported`] for gravity, whose energy is [`energy`](Self::energy).
     ///
     /// ```
@@ -412,14 +425,7 @@ impl Simulation {
                 potential: sums.potential,
             });
         }
-        let thermo = Thermo::from_sums(
-            self.step,
-            self.n,
-            sums.kinetic,
-            sums.potential,
-            sums.virial,
-            self.params.boundary().volume(),
-        );
+        let thermo = Thermo::from_sums(self.step, self.n, sums, self.params.boundary().volume());
         Ok(*self.thermo.get_or_init(|| thermo))
     }
 

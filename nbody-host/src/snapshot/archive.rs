@@ -615,6 +615,6 @@ fn decode_record(bytes: &[u8]) -> std::result::Result<Snapshot, String> {
             step: head.step,
         },
         params,
-        md: extra.md_state(),
+        md: extra.md_state()?,
     })
 }
