@@ -173,6 +173,9 @@ pub(crate) struct NeighbourOrigin {
     pub reference: Vec<[f32; 3]>,
     /// Steps since that build.
     pub since_build: u64,
+    /// The box at that build, where a barostat has changed it since
+    /// (`None`: the box now).
+    pub lengths: Option<[f32; 3]>,
 }
 
 #[cfg(test)]

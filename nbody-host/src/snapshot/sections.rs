@@ -12,6 +12,7 @@
 //! | `NBRS` | the enumeration: kind (`u8`: 0 auto, 1 all pairs, 2 cells), skin (`f64`), rebuild (`u8`: 0 auto, 1 every), `k` (`u32`), lists (`u8`: 0 auto, 1 half, 2 full), bin size (`f64`) |
 //! | `IMGS` | `N` image counters `[i32; 3]`, in body order |
 //! | `NREF` | where the lists were built: steps since (`u64`), then `N` positions `[f32; 3]` in body order |
+//! | `NBOX` | the box of that build, where a barostat has changed it since: `Lx, Ly, Lz` (`f32`) |
 //! | `ENSM` | the ensemble (`md::Ensemble`): a code (`u8`: 1 NVT, 2 Langevin, 3 rescaling, 4 NPT) and its values (`f64` temperatures, times and pressure, `u32` chains and interval, `u64` seed and ramp); absent for NVE |
 //! | `ENST` | the ensemble's state: the Nosé–Hoover chains (`eta`, `eta_dot`, `eta_dotdot`, 8, 9, 8 `f64`; the barostat's likewise), `omega`, `omega_dot`, the MTK term, `V0`, the thermostat's temperature, the box (3), the exchanged energy, the last step's (`f64`), the steps taken (`u64`) |
 //! | `KICK` | Langevin's last friction and random force over mass per body, `[f32; 3]` in body order |
@@ -46,6 +47,8 @@ pub(super) struct Sections {
     pub images: Option<Vec<[i32; 3]>>,
     pub types: Option<Vec<u32>>,
     pub origin: Option<NeighbourOrigin>,
+    /// `NBOX` (joined to `origin` at the end: the sections come in any order).
+    pub build_box: Option<[f32; 3]>,
     pub ensemble: Option<Ensemble>,
     /// The `ENST` and `KICK` payloads (decoded with the ensemble, in any order).
     pub ensemble_state: Option<Vec<u8>>,
@@ -159,6 +162,10 @@ pub(super) fn encode(
                     .flat_map(|x| x.to_le_bytes()),
             );
             section(&mut out, b"NREF", &p);
+            if let Some(l) = origin.lengths {
+                let p: Vec<u8> = l.iter().flat_map(|x| x.to_le_bytes()).collect();
+                section(&mut out, b"NBOX", &p);
+            }
         }
         if let Some(state) = &md.ensemble {
             let (p, kicks) = state.encode();
@@ -312,10 +319,17 @@ pub(super) fn decode(bytes: &[u8], n: usize) -> Result<Sections, String> {
                 want(8 + 12 * n)?;
                 let since_build = r.u64();
                 let reference = (0..n).map(|_| [0; 3].map(|_| r.f32())).collect();
+                let lengths = s.origin.as_ref().and_then(|o| o.lengths);
                 s.origin = Some(NeighbourOrigin {
                     reference,
                     since_build,
+                    lengths,
                 });
+            }
+            b"NBOX" => {
+                want(12)?;
+                let l = [0; 3].map(|_| r.f32());
+                s.build_box = Some(l);
             }
             b"ENSM" => s.ensemble = Some(Ensemble::decode(payload)?),
             b"ENST" => s.ensemble_state = Some(payload.to_vec()),
@@ -398,10 +412,14 @@ impl Sections {
         {
             return Ok(None);
         }
+        let neighbours = self.origin.map(|o| NeighbourOrigin {
+            lengths: self.build_box,
+            ..o
+        });
         Ok(Some(MdState {
             images: self.images.unwrap_or_default(),
             types: self.types.unwrap_or_default(),
-            neighbours: self.origin,
+            neighbours,
             ensemble,
         }))
     }

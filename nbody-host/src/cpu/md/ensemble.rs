@@ -404,10 +404,8 @@ impl MdEngine {
         (if limit > 0.0 { limit * limit } else { -1.0 }, scale)
     }
 
-    /// The box lengths from the barostat's (`f64`) state: the loops', the
-    /// wrap's and the cells' (`f32`).
-    fn set_box(&mut self, lengths: [f64; 3]) {
-        let l = lengths.map(|x| x as f32);
+    /// The box lengths as the loops, the wrap and the cells take them.
+    pub(super) fn set_box(&mut self, l: [f32; 3]) {
         self.lengths = Some(l);
         self.setup.lengths = l;
         self.setup.inv_lengths = l.map(|x| 1.0 / x);
@@ -448,7 +446,7 @@ impl MdEngine {
             let lengths = run.state.nh.lengths;
             let npt = run.ensemble.changes_box();
             if npt {
-                self.set_box(lengths);
+                self.set_box(lengths.map(|x| x as f32));
             }
             let watch = self.margin();
             let found = self.pass(first, watch);

@@ -55,7 +55,15 @@ impl MdEngine {
             }
             None => None,
         };
+        // The build's box, where a barostat has changed it since.
+        let box_now = self.lengths;
+        if let (Some(built), Some(_)) = (origin.and_then(|o| o.lengths), box_now) {
+            self.set_box(built);
+        }
         rayon::scope(|_| self.rebuild());
+        if let Some(now) = box_now {
+            self.set_box(now);
+        }
         if let Some((now, since)) = current {
             // The build moved the slots: put the current positions where
             // their bodies now are.
