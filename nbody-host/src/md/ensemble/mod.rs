@@ -1,6 +1,7 @@
-//! Ensembles as data: what a short-range run samples ([`Ensemble`]), its
-//! checks, the command-line spelling ([`EnsembleFlags`]) and what a run
-//! carries from step to step and into checkpoints ([`EnsembleState`]).
+//! Ensembles as data: what a short-range run samples ([`Ensemble`]) and
+//! its checks (here), the command-line spelling ([`EnsembleFlags`],
+//! `flags.rs`) and what a run carries from step to step and into
+//! checkpoints (`EnsembleState`, `state.rs`).
 //!
 //! Each is LAMMPS's, in its `lj` units (`k_B = 1`):
 //!
@@ -16,7 +17,13 @@
 //! (scalar `f64`, the same bits on the host and the GPU); the CPU engine
 //! applies it between its passes over the atoms (`cpu/md/ensemble.rs`).
 
-use gpu_kernels::ensemble::{MAX_CHAIN, NhState, NoseHoover};
+mod flags;
+mod state;
+
+pub use flags::EnsembleFlags;
+pub(crate) use state::EnsembleState;
+
+use gpu_kernels::ensemble::{MAX_CHAIN, NoseHoover};
 
 use super::Boundary;
 use crate::error::{Error, Result};
@@ -480,255 +487,6 @@ pub(crate) fn degrees_of_freedom(n: usize) -> f64 {
     (3.0 * n as f64 - 3.0).max(1.0)
 }
 
-/// The command line's spelling of an ensemble (`--ensemble nve|nvt|langevin|
-/// rescale|npt --temp-target T --tdamp TAU --press-target P --pdamp TAU
-/// --seed S`), turned into an [`Ensemble`] by [`EnsembleFlags::ensemble`].
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct EnsembleFlags {
-    /// `--ensemble` (`None`: NVE).
-    pub ensemble: Option<String>,
-    /// `--temp-target`.
-    pub temp_target: Option<f64>,
-    /// `--tdamp` (the Langevin damping time for `langevin`).
-    pub tdamp: Option<f64>,
-    /// `--press-target`.
-    pub press_target: Option<f64>,
-    /// `--pdamp`.
-    pub pdamp: Option<f64>,
-    /// `--seed` (the Langevin random forces').
-    pub seed: u64,
-}
-
-impl EnsembleFlags {
-    /// The ensemble the flags name: `nve` (the default), `nvt` (needs
-    /// `--temp-target`, `--tdamp`; chain 3), `langevin` (`--temp-target`,
-    /// `--tdamp` as the damping time, `--seed`), `rescale` (`--temp-target`;
-    /// every step, no window, all the way: LAMMPS's `temp/rescale 1 T T 0
-    /// 1`), `npt` (`--temp-target`, `--tdamp`, `--press-target`, `--pdamp`;
-    /// chains 3, isotropic). A flag the ensemble does not use, a missing
-    /// one, an unknown name or a bad value is an error naming it, before
-    /// any work.
-    ///
-    /// ```
-    /// use nbody_host::md::{Ensemble, EnsembleFlags};
-    ///
-    /// let flags = EnsembleFlags {
-    ///     ensemble: Some("nvt".into()),
-    ///     temp_target: Some(1.5),
-    ///     tdamp: Some(0.5),
-    ///     ..EnsembleFlags::default()
-    /// };
-    /// assert_eq!(flags.ensemble()?, Ensemble::nvt(1.5, 0.5));
-    /// let bad = EnsembleFlags { tdamp: Some(-1.0), ..flags };
-    /// assert!(bad.ensemble().unwrap_err().to_string().contains("-1"));
-    /// # Ok::<(), nbody_host::Error>(())
-    /// ```
-    pub fn ensemble(&self) -> Result<Ensemble> {
-        let name = self.ensemble.as_deref().unwrap_or("nve");
-        let uses: &[&str] = match name {
-            "nve" => &[],
-            "nvt" | "langevin" => &["--temp-target", "--tdamp"],
-            "rescale" => &["--temp-target"],
-            "npt" => &["--temp-target", "--tdamp", "--press-target", "--pdamp"],
-            other => {
-                return Err(Error::InvalidCombination(format!(
-                    "--ensemble {other:?} is not known: use nve, nvt, langevin, rescale or npt"
-                )));
-            }
-        };
-        let given = [
-            ("--temp-target", self.temp_target),
-            ("--tdamp", self.tdamp),
-            ("--press-target", self.press_target),
-            ("--pdamp", self.pdamp),
-        ];
-        for (flag, value) in given {
-            match (value, uses.contains(&flag)) {
-                (Some(v), false) => {
-                    return Err(Error::InvalidCombination(format!(
-                        "{flag} {v} means nothing to --ensemble {name}{}",
-                        match flag {
-                            "--press-target" | "--pdamp" => " (only npt has a pressure)",
-                            _ => " (nve has no thermostat)",
-                        }
-                    )));
-                }
-                (None, true) => {
-                    return Err(Error::InvalidCombination(format!(
-                        "--ensemble {name} needs {flag}"
-                    )));
-                }
-                _ => {}
-            }
-        }
-        let (t, tau) = (self.temp_target.unwrap_or(0.0), self.tdamp.unwrap_or(0.0));
-        let ensemble = match name {
-            "nvt" => Ensemble::nvt(t, tau),
-            "langevin" => Ensemble::langevin(t, tau, self.seed),
-            "rescale" => Ensemble::rescale(1, t, 0.0, 1.0),
-            "npt" => Ensemble::npt(
-                t,
-                tau,
-                self.press_target.unwrap_or(0.0),
-                self.pdamp.unwrap_or(0.0),
-            ),
-            _ => Ensemble::Nve,
-        };
-        // The box is checked with the run's (a pressure needs a periodic one).
-        ensemble.validate(&Boundary::cubic(1.0))?;
-        Ok(ensemble)
-    }
-}
-
-/// What an ensemble's run carries from one step to the next, and from an
-/// engine to the next (checkpoints, clones): the thermostat's and
-/// barostat's variables, the energy the thermostat exchanged, the steps
-/// taken under it (the random forces' counter, the rescaling schedule),
-/// and Langevin's last forces (per body, user order: the first half-kick
-/// of the next step uses them).
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct EnsembleState {
-    /// Which ensemble it belongs to (its kind and chains must match to be used).
-    pub ensemble: Ensemble,
-    /// The Nosé–Hoover variables and the box (NVT, NPT).
-    pub nh: NhState,
-    /// Langevin: `sum dt sum_i F_i . v_i` of its forces, LAMMPS's `energy`;
-    /// rescaling: the kinetic energy taken out.
-    pub energy: f64,
-    /// Langevin: the last step's `sum_i F_i . v_i`.
-    pub onestep: f64,
-    /// Steps taken under this ensemble.
-    pub steps: u64,
-    /// Langevin: each body's friction and random force over its mass, from
-    /// the last force evaluation (user order; empty otherwise).
-    pub kicks: Vec<[f32; 3]>,
-}
-
-/// Bytes of the `ENST` section: 60 `f64` and one `u64`.
-const ENST_BYTES: usize = 61 * 8;
-
-impl EnsembleState {
-    /// A state at rest for `ensemble` in the box `lengths`.
-    pub(crate) fn new(ensemble: Ensemble, lengths: [f64; 3]) -> EnsembleState {
-        EnsembleState {
-            ensemble,
-            nh: NhState::new(lengths),
-            energy: 0.0,
-            onestep: 0.0,
-            steps: 0,
-            kicks: Vec::new(),
-        }
-    }
-
-    /// Whether it can continue a run of `ensemble` with `n` bodies: the
-    /// same kind, chains and (Langevin) one force per body.
-    pub(crate) fn fits(&self, ensemble: &Ensemble, n: usize) -> bool {
-        match (self.ensemble, *ensemble) {
-            (Ensemble::Nvt { chain: a, .. }, Ensemble::Nvt { chain: b, .. }) => a == b,
-            (
-                Ensemble::Npt {
-                    chain: a,
-                    pchain: p,
-                    ..
-                },
-                Ensemble::Npt {
-                    chain: b,
-                    pchain: q,
-                    ..
-                },
-            ) => a == b && p == q,
-            (Ensemble::Langevin { .. }, Ensemble::Langevin { .. }) => self.kicks.len() == n,
-            (Ensemble::Rescale { .. }, Ensemble::Rescale { .. }) => true,
-            _ => false,
-        }
-    }
-
-    /// The `ENST` payload (and the `KICK` one, Langevin's forces).
-    pub(crate) fn encode(&self) -> (Vec<u8>, Vec<u8>) {
-        let s = &self.nh;
-        let mut p = Vec::with_capacity(ENST_BYTES);
-        let words = s
-            .eta
-            .iter()
-            .chain(&s.eta_dot)
-            .chain(&s.eta_dotdot)
-            .chain(&s.etap)
-            .chain(&s.etap_dot)
-            .chain(&s.etap_dotdot)
-            .chain([&s.omega, &s.omega_dot, &s.mtk_term2, &s.vol0, &s.t_current])
-            .chain(&s.lengths)
-            .chain([&self.energy, &self.onestep]);
-        for x in words {
-            p.extend_from_slice(&x.to_le_bytes());
-        }
-        p.extend_from_slice(&self.steps.to_le_bytes());
-        let kicks = self
-            .kicks
-            .iter()
-            .flatten()
-            .flat_map(|x| x.to_le_bytes())
-            .collect();
-        (p, kicks)
-    }
-
-    /// The `ENST` (and `KICK`) payloads back, for `ensemble` and `n` bodies.
-    pub(crate) fn decode(
-        ensemble: Ensemble,
-        p: &[u8],
-        kicks: Option<&[u8]>,
-        n: usize,
-    ) -> std::result::Result<EnsembleState, String> {
-        if p.len() != ENST_BYTES {
-            return Err(format!(
-                "section ENST: {} bytes, expected {ENST_BYTES}",
-                p.len()
-            ));
-        }
-        let mut words = p
-            .chunks_exact(8)
-            .map(|w| f64::from_le_bytes(w.try_into().expect("8 bytes")));
-        let mut nh = NhState::new([0.0; 3]);
-        let mut fill = |v: &mut [f64]| v.iter_mut().for_each(|x| *x = words.next().expect("61"));
-        fill(&mut nh.eta);
-        fill(&mut nh.eta_dot);
-        fill(&mut nh.eta_dotdot);
-        fill(&mut nh.etap);
-        fill(&mut nh.etap_dot);
-        fill(&mut nh.etap_dotdot);
-        let mut five = [0.0; 5];
-        fill(&mut five);
-        [nh.omega, nh.omega_dot, nh.mtk_term2, nh.vol0, nh.t_current] = five;
-        fill(&mut nh.lengths);
-        let mut two = [0.0; 2];
-        fill(&mut two);
-        let steps = u64::from_le_bytes(p[60 * 8..].try_into().expect("8 bytes"));
-        let kicks = match kicks {
-            None => Vec::new(),
-            Some(k) if k.len() == 12 * n => k
-                .chunks_exact(12)
-                .map(|c| {
-                    [0, 1, 2].map(|a| f32::from_le_bytes(c[4 * a..4 * a + 4].try_into().unwrap()))
-                })
-                .collect(),
-            Some(k) => {
-                return Err(format!(
-                    "section KICK: {} bytes, expected {} for {n} bodies",
-                    k.len(),
-                    12 * n
-                ));
-            }
-        };
-        Ok(EnsembleState {
-            ensemble,
-            nh,
-            energy: two[0],
-            onestep: two[1],
-            steps,
-            kicks,
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -777,94 +535,7 @@ mod tests {
     }
 
     #[test]
-    fn flags_name_what_is_wrong() {
-        let f = |e: &str| EnsembleFlags {
-            ensemble: Some(e.into()),
-            ..EnsembleFlags::default()
-        };
-        assert_eq!(EnsembleFlags::default().ensemble().unwrap(), Ensemble::Nve);
-        let npt = EnsembleFlags {
-            temp_target: Some(1.2),
-            tdamp: Some(0.5),
-            press_target: Some(2.0),
-            pdamp: Some(5.0),
-            ..f("npt")
-        };
-        assert_eq!(npt.ensemble().unwrap(), Ensemble::npt(1.2, 0.5, 2.0, 5.0));
-        let langevin = EnsembleFlags {
-            temp_target: Some(1.2),
-            tdamp: Some(2.0),
-            seed: 9,
-            ..f("langevin")
-        };
-        assert_eq!(
-            langevin.ensemble().unwrap(),
-            Ensemble::langevin(1.2, 2.0, 9)
-        );
-        let rescale = EnsembleFlags {
-            temp_target: Some(1.2),
-            ..f("rescale")
-        };
-        assert_eq!(
-            rescale.ensemble().unwrap(),
-            Ensemble::rescale(1, 1.2, 0.0, 1.0)
-        );
-        for (flags, what) in [
-            (f("nvx"), "\"nvx\" is not known"),
-            (f("nvt"), "needs --temp-target"),
-            (
-                EnsembleFlags {
-                    temp_target: Some(1.0),
-                    ..f("nvt")
-                },
-                "needs --tdamp",
-            ),
-            (
-                EnsembleFlags {
-                    press_target: Some(1.0),
-                    ..npt.clone()
-                }
-                .with_name("nvt"),
-                "--press-target 1 means nothing to --ensemble nvt",
-            ),
-            (
-                EnsembleFlags {
-                    tdamp: Some(1.0),
-                    ..f("nve")
-                },
-                "--tdamp 1 means nothing",
-            ),
-            (
-                EnsembleFlags {
-                    tdamp: Some(-0.5),
-                    ..npt.clone()
-                },
-                "Tdamp = -0.5",
-            ),
-            (
-                EnsembleFlags {
-                    temp_target: Some(0.0),
-                    ..npt.clone()
-                },
-                "target temperature = 0",
-            ),
-        ] {
-            let err = flags.ensemble().unwrap_err().to_string();
-            assert!(err.contains(what), "{flags:?}: {err}");
-        }
-    }
-
-    impl EnsembleFlags {
-        fn with_name(self, name: &str) -> EnsembleFlags {
-            EnsembleFlags {
-                ensemble: Some(name.into()),
-                ..self
-            }
-        }
-    }
-
-    #[test]
-    fn ensembles_and_states_round_trip_through_their_bytes() {
+    fn ensembles_round_trip_through_their_bytes() {
         for e in [
             Ensemble::Nve,
             Ensemble::nvt(1.5, 0.5),
@@ -890,19 +561,5 @@ mod tests {
         }
         assert!(Ensemble::decode(&[9]).is_err());
         assert!(Ensemble::decode(&[1, 0, 0]).is_err());
-        let mut s = EnsembleState::new(Ensemble::langevin(1.0, 1.0, 3), [3.0, 4.0, 5.0]);
-        s.nh.eta[2] = 0.25;
-        s.nh.etap_dot[8] = -1.5;
-        s.nh.t_current = 1.25;
-        s.nh.vol0 = 60.0;
-        s.energy = 3.5;
-        s.onestep = -0.5;
-        s.steps = 1 << 40;
-        s.kicks = vec![[1.0, -2.0, 3.5], [0.0, 1e-30, -7.0]];
-        let (p, k) = s.encode();
-        let back = EnsembleState::decode(s.ensemble, &p, Some(&k), 2).unwrap();
-        assert_eq!(back, s);
-        assert!(EnsembleState::decode(s.ensemble, &p, Some(&k), 3).is_err());
-        assert!(EnsembleState::decode(s.ensemble, &p[1..], None, 2).is_err());
     }
 }
