@@ -123,13 +123,23 @@ fn registers_are_measured_or_estimated_close_to_the_measurement() {
         let estimate = regalloc::estimate(f);
         match regalloc::measured(&f.name, f.fingerprint) {
             Some(measured) => {
-                assert_eq!((k.registers, k.registers_measured), (measured, true), "{}", f.name);
+                assert_eq!(
+                    (k.registers, k.registers_measured),
+                    (measured, true),
+                    "{}",
+                    f.name
+                );
                 let e = estimate as i64 - measured as i64;
                 assert!(e.abs() <= 16, "{}: estimate {e:+} off", f.name);
                 errors.push(e.abs());
             }
             None => {
-                assert_eq!((k.registers, k.registers_measured), (estimate, false), "{}", f.name)
+                assert_eq!(
+                    (k.registers, k.registers_measured),
+                    (estimate, false),
+                    "{}",
+                    f.name
+                )
             }
         }
     }
