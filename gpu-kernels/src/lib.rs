@@ -20,6 +20,7 @@
 //! | [`integrate`] | kick, drift, the two fused, the divergence check |
 //! | [`energy`] | kinetic and softened potential energy, reduced in f64 |
 //! | [`ensemble`] | thermostats and the barostat (Nosé–Hoover chains, MTK), Philox random numbers: scalar `f64`, host and GPU alike |
+//! | [`hermite`] | collisional gravity: predictor, force + jerk + potential of active bodies (f64, mixed) |
 //! | [`periodic`] | short-range MD: the periodic box, ghosts, drift with the rebuild trigger |
 //! | [`scan`] | exclusive prefix sums over the grid (block scans, block sums) |
 //! | [`binning`] | short-range MD: the counting sort of bodies by cell |
@@ -81,6 +82,7 @@ pub mod energy;
 pub mod ensemble;
 pub mod entry;
 pub mod exec;
+pub mod hermite;
 pub mod integrate;
 pub mod interaction;
 pub mod neighbours;

@@ -467,7 +467,7 @@ impl MdEngine {
                     }));
                 }
             }
-            self.maybe_rebuild();
+            self.maybe_rebuild()?;
             self.forces();
             // Pass 2: post_force (Langevin) and final_integrate.
             let t = Instant::now();
