@@ -82,7 +82,7 @@ pub use force::{ForceLaw, Gravity};
 pub use hermite::{HermiteSettings, HermiteStats, Precision};
 pub use integrator::Integrator;
 pub use isa::Isa;
-pub use md::{Boundary, Neighbours, Rebuild, Thermo};
+pub use md::{Boundary, Ensemble, Neighbours, Rebuild, Thermo};
 pub use pair::{PairPotential, PairStyle};
 pub use simulation::{Simulation, SimulationBuilder};
 pub use snapshot::Checkpoint;

@@ -384,7 +384,13 @@ impl Pair64 {
         let kinetic = energy_kinetic(sys);
         let (potential, virial) = self.energy_virial(&sys.pos, types);
         let volume = self.lengths.map(|l| l[0] * l[1] * l[2]);
-        crate::md::Thermo::from_sums(step, sys.pos.len(), kinetic, potential, virial, volume)
+        let sums = crate::md::ThermoSums {
+            kinetic,
+            potential,
+            virial,
+            coupling: 0.0,
+        };
+        crate::md::Thermo::from_sums(step, sys.pos.len(), sums, volume)
     }
 
     /// `steps` steps of velocity Verlet (leapfrog kick-drift-kick), `a = F /

@@ -13,6 +13,10 @@
 //! | `NBRS` | the enumeration: kind (`u8`: 0 auto, 1 all pairs, 2 cells), skin (`f64`), rebuild (`u8`: 0 auto, 1 every), `k` (`u32`), lists (`u8`: 0 auto, 1 half, 2 full), bin size (`f64`) |
 //! | `IMGS` | `N` image counters `[i32; 3]`, in body order |
 //! | `NREF` | where the lists were built: steps since (`u64`), then `N` positions `[f32; 3]` in body order |
+//! | `NBOX` | the box of that build, where a barostat has changed it since: `Lx, Ly, Lz` (`f32`) |
+//! | `ENSM` | the ensemble (`md::Ensemble`): a code (`u8`: 1 NVT, 2 Langevin, 3 rescaling, 4 NPT) and its values (`f64` temperatures, times and pressure, `u32` chains and interval, `u64` seed and ramp); absent for NVE |
+//! | `ENST` | the ensemble's state: the Nosé–Hoover chains (`eta`, `eta_dot`, `eta_dotdot`, 8, 9, 8 `f64`; the barostat's likewise), `omega`, `omega_dot`, the MTK term, `V0`, the thermostat's temperature, the box (3), the exchanged energy, the last step's (`f64`), the steps taken (`u64`) |
+//! | `KICK` | Langevin's last friction and random force over mass per body, `[f32; 3]` in body order |
 //! | `HRM4` | Hermite (`crate::hermite`): `eta`, `eta_s` (`f64`), precision (`u8`: 0 f64, 1 mixed), `G`, `eps` (`f64`), block steps, force evaluations (`u64`), then per body `x[3] v[3] m a[3] j[3] snap[3] crackle[3] last_dt` (20 `f64`) |
 //! | `IDS8` | the bodies' stable ids, `N` `u64` in body order (only where they are not `0..N`) |
 //!
@@ -21,14 +25,20 @@
 //! force law, softening and `G`, is in the fixed header; a pair potential's
 //! file stores gravity's defaults there, unused). Builds from before `PAIR`
 //! skip it and the `TYPE` section: checkpoints with them are version 5,
-//! which those builds refuse.
+//! which those builds refuse. An ensemble other than NVE writes version 6
+//! (builds that would skip `ENSM` and run NVE refuse it); NVE files stay
+//! version 5. Archive records keep their version: a build from before the
+//! ensembles reads such a record's state and box but not its thermostat.
 
 use super::reader::Reader;
 use crate::config::Params;
 use crate::force::ForceLaw;
 use crate::hermite::{HermiteSettings, HermiteState, HermiteStats, Precision};
 use crate::integrator::Integrator;
-use crate::md::{Boundary, CellList, Lists, MdState, NeighbourOrigin, Neighbours, Rebuild};
+use crate::md::ensemble::EnsembleState;
+use crate::md::{
+    Boundary, CellList, Ensemble, Lists, MdState, NeighbourOrigin, Neighbours, Rebuild,
+};
 use crate::pair::{Mixing, PairPotential, PairStyle};
 
 /// What the sections of a file held.
@@ -40,6 +50,14 @@ pub(super) struct Sections {
     pub images: Option<Vec<[i32; 3]>>,
     pub types: Option<Vec<u32>>,
     pub origin: Option<NeighbourOrigin>,
+    /// `NBOX` (joined to `origin` at the end: the sections come in any order).
+    pub build_box: Option<[f32; 3]>,
+    pub ensemble: Option<Ensemble>,
+    /// The `ENST` and `KICK` payloads (decoded with the ensemble, in any order).
+    pub ensemble_state: Option<Vec<u8>>,
+    pub kicks: Option<Vec<u8>>,
+    /// The bodies.
+    pub n: usize,
     /// Hermite: settings, `G` and `eps` in f64, the per-body state.
     pub hermite: Option<(HermiteSettings, f64, f64, HermiteState)>,
     pub ids: Option<Vec<u64>>,
@@ -104,6 +122,9 @@ pub(super) fn encode(
         let p: Vec<u8> = lengths.iter().flat_map(|l| l.to_le_bytes()).collect();
         section(&mut out, b"PBOX", &p);
     }
+    if params.ensemble() != Ensemble::Nve {
+        section(&mut out, b"ENSM", &params.ensemble().encode());
+    }
     let neighbours = params.neighbours();
     if neighbours != Neighbours::Auto {
         let (kind, c) = match neighbours {
@@ -151,6 +172,17 @@ pub(super) fn encode(
                     .flat_map(|x| x.to_le_bytes()),
             );
             section(&mut out, b"NREF", &p);
+            if let Some(l) = origin.lengths {
+                let p: Vec<u8> = l.iter().flat_map(|x| x.to_le_bytes()).collect();
+                section(&mut out, b"NBOX", &p);
+            }
+        }
+        if let Some(state) = &md.ensemble {
+            let (p, kicks) = state.encode();
+            section(&mut out, b"ENST", &p);
+            if !kicks.is_empty() {
+                section(&mut out, b"KICK", &kicks);
+            }
         }
     }
     out
@@ -286,7 +318,10 @@ fn decimal(x: f32) -> f64 {
 
 /// Reads the sections in `bytes` (exactly), for `n` bodies.
 pub(super) fn decode(bytes: &[u8], n: usize) -> Result<Sections, String> {
-    let mut s = Sections::default();
+    let mut s = Sections {
+        n,
+        ..Sections::default()
+    };
     let mut at = 0;
     while at < bytes.len() {
         let frame = bytes
@@ -364,11 +399,21 @@ pub(super) fn decode(bytes: &[u8], n: usize) -> Result<Sections, String> {
                 want(8 + 12 * n)?;
                 let since_build = r.u64();
                 let reference = (0..n).map(|_| [0; 3].map(|_| r.f32())).collect();
+                let lengths = s.origin.as_ref().and_then(|o| o.lengths);
                 s.origin = Some(NeighbourOrigin {
                     reference,
                     since_build,
+                    lengths,
                 });
             }
+            b"NBOX" => {
+                want(12)?;
+                let l = [0; 3].map(|_| r.f32());
+                s.build_box = Some(l);
+            }
+            b"ENSM" => s.ensemble = Some(Ensemble::decode(payload)?),
+            b"ENST" => s.ensemble_state = Some(payload.to_vec()),
+            b"KICK" => s.kicks = Some(payload.to_vec()),
             b"HRM4" => {
                 want(49 + 160 * n)?;
                 let (eta, eta_s) = (f64::from_bits(r.u64()), f64::from_bits(r.u64()));
@@ -434,10 +479,12 @@ impl Sections {
                 base.integrator(),
             ),
         };
-        Params::new(base.dt_f64(), force, base.kernel(), integrator)?.with_boundary(
-            self.boundary.unwrap_or_default(),
-            self.neighbours.unwrap_or_default(),
-        )
+        Params::new(base.dt_f64(), force, base.kernel(), integrator)?
+            .with_boundary(
+                self.boundary.unwrap_or_default(),
+                self.neighbours.unwrap_or_default(),
+            )?
+            .with_ensemble(self.ensemble.unwrap_or_default())
     }
 
     /// The bodies' ids: the file's, or `0..n`.
@@ -447,15 +494,30 @@ impl Sections {
             .unwrap_or_else(|| crate::state::default_ids(n))
     }
 
-    /// The continuation of a short-range run, if the file holds one.
-    pub fn md_state(self) -> Option<MdState> {
-        if self.images.is_none() && self.origin.is_none() && self.types.is_none() {
-            return None;
+    /// The continuation of a short-range run, if the file holds one (an
+    /// `ENST` section without its `ENSM` one is an error).
+    pub fn md_state(self) -> Result<Option<MdState>, String> {
+        let ensemble = match (self.ensemble, &self.ensemble_state) {
+            (Some(e), Some(p)) => Some(EnsembleState::decode(e, p, self.kicks.as_deref(), self.n)?),
+            (None, Some(_)) => return Err("section ENST without an ENSM section".into()),
+            _ => None,
+        };
+        if self.images.is_none()
+            && self.origin.is_none()
+            && self.types.is_none()
+            && ensemble.is_none()
+        {
+            return Ok(None);
         }
-        Some(MdState {
+        let neighbours = self.origin.map(|o| NeighbourOrigin {
+            lengths: self.build_box,
+            ..o
+        });
+        Ok(Some(MdState {
             images: self.images.unwrap_or_default(),
             types: self.types.unwrap_or_default(),
-            neighbours: self.origin,
-        })
+            neighbours,
+            ensemble,
+        }))
     }
 }
