@@ -34,7 +34,9 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, ValueEnum};
+use nbody_host::analysis::{Msd, Rdf};
 use nbody_host::md::{CellList, Lists, MdStats, Rebuild, Thermo};
+use nbody_host::trajectory::{Format, Frame, TrajectoryWriter, WriterOptions};
 use nbody_host::{
     Backend, Boundary, CpuTuning, ForceLaw, Integrator, Isa, Neighbours, PairStyle, Simulation, ic,
     snapshot,
@@ -134,9 +136,40 @@ struct Cli {
     /// Checkpoint and archive every K steps (of the whole run)
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
     every: Option<u64>,
-    /// Replace an existing --checkpoint or --archive file of another run
+    /// Replace an existing --checkpoint, --archive or --dump file of another run
     #[arg(long)]
     force: bool,
+    /// Append a trajectory frame at the start and every --dump-every steps:
+    /// .xyz (extended XYZ), .dcd (DCD, as LAMMPS's dump dcd) or .lammpstrj
+    /// (LAMMPS's text dump with image counters)
+    #[arg(long, value_name = "FILE")]
+    dump: Option<PathBuf>,
+    /// Steps between trajectory frames (and, by default, g(r) and MSD samples)
+    #[arg(long, value_name = "K", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
+    dump_every: u64,
+    /// Write unwrapped positions (x + image * L) to --dump, not wrapped ones
+    #[arg(long, requires = "dump")]
+    dump_unwrapped: bool,
+    /// Write velocities to --dump too (.xyz and .lammpstrj)
+    #[arg(long, requires = "dump")]
+    dump_velocities: bool,
+    /// Write g(r) of all atoms (LAMMPS's compute rdf columns), the mean over
+    /// the frames every --rdf-every steps after the start
+    #[arg(long, value_name = "FILE")]
+    rdf: Option<PathBuf>,
+    /// Bins of --rdf
+    #[arg(long, value_name = "N", default_value_t = 100, requires = "rdf")]
+    rdf_bins: usize,
+    /// Cutoff of --rdf (default: the pair cutoff)
+    #[arg(long, value_name = "RC", requires = "rdf")]
+    rdf_cutoff: Option<f64>,
+    /// Steps between g(r) and MSD samples (default: --dump-every)
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
+    rdf_every: Option<u64>,
+    /// Write the mean-squared displacement from the start (unwrapped, LAMMPS's
+    /// compute msd: step dx2 dy2 dz2 total) at the start and every --rdf-every steps
+    #[arg(long, value_name = "FILE")]
+    msd: Option<PathBuf>,
     /// Continue from a checkpoint (all parameters from it)
     #[arg(long, value_name = "FILE")]
     resume: Option<PathBuf>,
@@ -358,9 +391,170 @@ fn timing(out: &mut dyn Write, stats: &MdStats, seconds: f64, print: f64) -> std
     )
 }
 
+/// The trajectory and analysis outputs (`--dump`, `--rdf`, `--msd`), as
+/// the command line asks for them, checked before the run.
+struct Outputs {
+    dump: Option<(PathBuf, Format, WriterOptions)>,
+    writer: Option<TrajectoryWriter>,
+    rdf: Option<(PathBuf, Rdf)>,
+    msd: Option<(PathBuf, Option<Msd>)>,
+    /// Steps between g(r) and MSD samples.
+    every: u64,
+}
+
+impl Outputs {
+    /// Checks the flags (the format, the bins and cutoff), before any work.
+    fn new(cli: &Cli) -> Result<Outputs> {
+        let dump = match &cli.dump {
+            Some(path) => {
+                let format = Format::from_path(path).map_err(|e| usage(format!("--dump: {e}")))?;
+                if format == Format::Dcd && cli.dump_velocities {
+                    return Err(usage(format!(
+                        "--dump-velocities: {} is a DCD file, which holds positions only: use \
+                         .xyz or .lammpstrj",
+                        path.display()
+                    )));
+                }
+                let options = WriterOptions {
+                    unwrapped: cli.dump_unwrapped,
+                    velocities: cli.dump_velocities,
+                    every: cli.dump_every,
+                    dt: cli.dt,
+                };
+                Some((path.clone(), format, options))
+            }
+            None => None,
+        };
+        let rdf = match &cli.rdf {
+            Some(path) => {
+                let cutoff = cli.rdf_cutoff.unwrap_or(cli.cutoff);
+                let rdf = Rdf::new(cli.rdf_bins, cutoff, &[]).context("--rdf")?;
+                Some((path.clone(), rdf))
+            }
+            None => None,
+        };
+        Ok(Outputs {
+            dump,
+            writer: None,
+            rdf,
+            msd: cli.msd.clone().map(|path| (path, None)),
+            every: cli.rdf_every.unwrap_or(cli.dump_every),
+        })
+    }
+
+    /// Checks the g(r) cutoff against the box, creates the trajectory and
+    /// takes the first frame (the dump's first, the MSD's reference).
+    fn start(&mut self, sim: &Simulation) -> Result<()> {
+        if let Some((_, rdf)) = &self.rdf
+            && let Some(lengths) = sim.params().boundary().lengths()
+        {
+            rdf.check_box(lengths).context("--rdf")?;
+        }
+        if self.dump.is_none() && self.msd.is_none() {
+            return Ok(());
+        }
+        let frame = Frame::of(sim)?;
+        if let Some((path, format, options)) = &self.dump {
+            let mut writer = TrajectoryWriter::create(path, *format, *options)?;
+            writer.append(&frame)?;
+            self.writer = Some(writer);
+        }
+        if let Some((_, msd)) = &mut self.msd {
+            let mut reference = Msd::new(&frame);
+            reference.sample(&frame)?;
+            *msd = Some(reference);
+        }
+        Ok(())
+    }
+
+    /// The steps at which to stop for them.
+    fn stops(&self) -> Vec<u64> {
+        let mut stops = Vec::new();
+        if self.dump.is_some() {
+            stops.push(self.dump.as_ref().map_or(1, |d| d.2.every));
+        }
+        if self.rdf.is_some() || self.msd.is_some() {
+            stops.push(self.every);
+        }
+        stops
+    }
+
+    /// At step `step` of a run: a frame, a g(r) sample, an MSD row, as due.
+    fn at(&mut self, sim: &Simulation, step: u64) -> Result<()> {
+        let dump_due = self
+            .dump
+            .as_ref()
+            .is_some_and(|d| step.is_multiple_of(d.2.every));
+        let sample_due = step.is_multiple_of(self.every);
+        if !(dump_due || sample_due && (self.rdf.is_some() || self.msd.is_some())) {
+            return Ok(());
+        }
+        let frame = Frame::of(sim)?;
+        if dump_due && let Some(writer) = &mut self.writer {
+            writer.append(&frame)?;
+        }
+        if sample_due {
+            if let Some((_, rdf)) = &mut self.rdf {
+                rdf.add(&frame).context("--rdf")?;
+            }
+            if let Some((_, Some(msd))) = &mut self.msd {
+                msd.sample(&frame)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the g(r) table and the MSD rows.
+    fn finish(&self, out: &mut dyn Write) -> Result<()> {
+        if let Some((path, writer)) = self.dump.as_ref().zip(self.writer.as_ref()) {
+            writeln!(
+                out,
+                "wrote {} ({} frames, {})",
+                path.0.display(),
+                writer.frames(),
+                writer.format().name()
+            )?;
+        }
+        if let Some((path, rdf)) = &self.rdf {
+            rdf.table().write(path)?;
+            writeln!(
+                out,
+                "wrote {} (g(r), {} frames)",
+                path.display(),
+                rdf.frames()
+            )?;
+        }
+        if let Some((path, Some(msd))) = &self.msd {
+            msd.write(path)?;
+            writeln!(out, "wrote {} (mean-squared displacement)", path.display())?;
+        }
+        Ok(())
+    }
+}
+
 fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) -> Result<()> {
     let periodic = cli.periodic();
-    periodic.check_outputs(&[&cli.save, &cli.checkpoint, &cli.archive, &cli.plot])?;
+    let outputs = [
+        ("--save", &cli.save),
+        ("--checkpoint", &cli.checkpoint),
+        ("--archive", &cli.archive),
+        ("--plot", &cli.plot),
+        ("--dump", &cli.dump),
+        ("--rdf", &cli.rdf),
+        ("--msd", &cli.msd),
+    ];
+    cli::distinct_outputs(&outputs)?;
+    periodic.check_outputs(&outputs.map(|(_, path)| path))?;
+    if let Some(path) = &cli.dump
+        && path.exists()
+        && !cli.force
+    {
+        return Err(usage(format!(
+            "--dump {}: the file exists (another run's trajectory?); pass --force to replace it",
+            path.display()
+        )));
+    }
+    let mut analysis = Outputs::new(cli)?;
     let lammps = match &cli.lammps_thermo {
         Some(path) => read_lammps_thermo(path)?,
         None => Vec::new(),
@@ -383,6 +577,7 @@ fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) 
         )));
     }
     let target = cli.steps;
+    analysis.start(&sim)?;
     let mut archive = periodic.open_archive(&sim)?;
     let w = |e: std::io::Error| anyhow::Error::new(e).context("writing the report");
     let p = sim.params().clone();
@@ -406,7 +601,8 @@ fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) 
     )
     .map_err(w)?;
     writeln!(out, "{}", thermo_row(&first)).map_err(w)?;
-    let stops: Vec<u64> = (cli.thermo > 0).then_some(cli.thermo).into_iter().collect();
+    let mut stops: Vec<u64> = (cli.thermo > 0).then_some(cli.thermo).into_iter().collect();
+    stops.extend(analysis.stops());
     let mut printing = 0.0;
     let t = Instant::now();
     cli::drive(
@@ -417,12 +613,18 @@ fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) 
         progress,
         err,
         &stops,
-        |sim, _| {
-            let thermo = sim.thermo()?;
+        |sim, step| {
+            // Dumps and samples count as output, as LAMMPS's dumps do.
             let p = Instant::now();
-            writeln!(out, "{}", thermo_row(&thermo)).map_err(w)?;
+            analysis.at(sim, step)?;
             printing += p.elapsed().as_secs_f64();
-            rows.push(thermo);
+            if (cli.thermo > 0 && step.is_multiple_of(cli.thermo)) || step == target {
+                let thermo = sim.thermo()?;
+                let p = Instant::now();
+                writeln!(out, "{}", thermo_row(&thermo)).map_err(w)?;
+                printing += p.elapsed().as_secs_f64();
+                rows.push(thermo);
+            }
             Ok(())
         },
     )?;
@@ -442,6 +644,7 @@ fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) 
     if let Some(path) = &cli.save {
         sim.save_npy(path)?;
     }
+    analysis.finish(out)?;
     if let Some(path) = &cli.plot {
         plot(path, p.dt_f64(), &rows, &lammps)?;
         writeln!(out, "wrote {}", path.display()).map_err(w)?;

@@ -223,6 +223,42 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// What a path names, for comparing outputs: the file, its symlinks and
+/// its directory's resolved (as far as they exist), `.` and `..` gone.
+fn output_identity(path: &Path) -> PathBuf {
+    if let Ok(p) = path.canonicalize() {
+        return p;
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let dir = parent.canonicalize().unwrap_or(parent);
+    match path.file_name() {
+        Some(name) => dir.join(name),
+        None => dir,
+    }
+}
+
+/// Refuses two output flags naming the same file (exit status 2): each
+/// would clobber the other's file.
+pub fn distinct_outputs(outputs: &[(&str, &Option<PathBuf>)]) -> Result<()> {
+    let given: Vec<(&str, &PathBuf, PathBuf)> = outputs
+        .iter()
+        .filter_map(|(flag, path)| path.as_ref().map(|p| (*flag, p, output_identity(p))))
+        .collect();
+    for (k, (flag, path, id)) in given.iter().enumerate() {
+        if let Some((other, other_path, _)) = given[..k].iter().find(|(_, _, o)| o == id) {
+            return Err(usage(format!(
+                "{other} {} and {flag} {} name the same file: give each output its own",
+                other_path.display(),
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The checkpoint and archive flags (`--checkpoint`, `--archive`,
 /// `--every`, `--force`, `--resume`), as an example parsed them.
 #[derive(Clone, Debug, Default)]

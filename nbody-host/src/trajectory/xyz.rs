@@ -1,0 +1,58 @@
+//! Extended XYZ (ASE's, OVITO's): per frame the atom count, a comment line
+//! of `key=value` pairs, one line per atom.
+//!
+//! ```text
+//! 4
+//! Lattice="10 0 0 0 10 0 0 0 12.5" Properties=species:S:1:pos:R:3:vel:R:3 Time=0.5 Step=100 pbc="T T T"
+//! 1 0.25 1.5 3 0.1 -0.2 0.3
+//! ...
+//! ```
+//!
+//! The species column is LAMMPS's type number (`1, 2, ..`, as `dump xyz`
+//! writes it); numbers are the shortest decimals that read back as the
+//! same `f32` (box lengths: `f64`).
+
+use super::{Frame, WriterOptions, f32_text};
+use std::fmt::Write;
+
+/// One frame's text.
+pub(super) fn encode(frame: &Frame, options: &WriterOptions) -> Vec<u8> {
+    let [lx, ly, lz] = frame.lengths;
+    let mut text = String::with_capacity(64 * frame.len() + 200);
+    let properties = if options.velocities {
+        "species:S:1:pos:R:3:vel:R:3"
+    } else {
+        "species:S:1:pos:R:3"
+    };
+    // Writing to a String cannot fail.
+    let _ = writeln!(text, "{}", frame.len());
+    let _ = writeln!(
+        text,
+        "Lattice=\"{lx} 0 0 0 {ly} 0 0 0 {lz}\" Properties={properties} Time={} Step={} \
+         pbc=\"T T T\"",
+        frame.time, frame.step
+    );
+    for i in 0..frame.len() {
+        let p = super::written_position(frame, i, options.unwrapped);
+        let _ = write!(
+            text,
+            "{} {} {} {}",
+            frame.type_of(i) + 1,
+            f32_text(p[0]),
+            f32_text(p[1]),
+            f32_text(p[2])
+        );
+        if options.velocities {
+            let v = frame.velocities[i];
+            let _ = write!(
+                text,
+                " {} {} {}",
+                f32_text(v[0]),
+                f32_text(v[1]),
+                f32_text(v[2])
+            );
+        }
+        text.push('\n');
+    }
+    text.into_bytes()
+}
