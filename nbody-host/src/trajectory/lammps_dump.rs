@@ -1,7 +1,8 @@
 //! LAMMPS's text dump (`dump custom ... id type x y z ix iy iz [vx vy vz]`):
 //! what `rerun` and `read_dump` read back exactly (wrapped `f32` positions
-//! as their shortest decimals, and the image counters), and OVITO and
-//! MDAnalysis (`LAMMPSDUMP`) read too.
+//! as the shortest decimals of their `f64` values, which LAMMPS parses to
+//! the very same numbers, and the image counters), and OVITO and MDAnalysis
+//! (`LAMMPSDUMP`) read too.
 //!
 //! ```text
 //! ITEM: TIMESTEP
@@ -13,7 +14,7 @@
 //! 0 10
 //! 0 12.5
 //! ITEM: ATOMS id type x y z ix iy iz
-//! 1 1 0.25 1.5 3 0 -1 0
+//! 1 1 0.25 1.5 3 0 -1 0   (0.1 as an f32: 0.10000000149011612)
 //! ...
 //! ```
 //!

@@ -421,9 +421,12 @@ impl AppendFile {
     }
 }
 
-/// `x` as the shortest decimal that reads back as the same `f32`.
+/// `x` as the shortest decimal that reads back as the same `f64` (of
+/// which the `f32` is one): a reader parsing it as `f32` or as `f64` (LAMMPS
+/// does) gets exactly `x`, where `x`'s own shortest `f32` decimal would read
+/// as a different `f64`.
 pub(crate) fn f32_text(x: f32) -> String {
-    format!("{x}")
+    format!("{}", f64::from(x))
 }
 
 /// Atom `i`'s position as a file stores it: wrapped (exact), or unwrapped

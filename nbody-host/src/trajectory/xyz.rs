@@ -9,8 +9,8 @@
 //! ```
 //!
 //! The species column is LAMMPS's type number (`1, 2, ..`, as `dump xyz`
-//! writes it); numbers are the shortest decimals that read back as the
-//! same `f32` (box lengths: `f64`).
+//! writes it); every number is the shortest decimal of the `f32` (box
+//! lengths: `f64`) as an `f64`, exact whichever precision reads it.
 
 use super::{Frame, WriterOptions, f32_text};
 use std::fmt::Write;
