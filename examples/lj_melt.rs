@@ -34,7 +34,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, ValueEnum};
-use nbody_host::analysis::{Msd, Rdf};
+use nbody_host::analysis::{Msd, Rdf, RdfTable};
 use nbody_host::md::{CellList, Lists, MdStats, Rebuild, Thermo};
 use nbody_host::trajectory::{Format, Frame, TrajectoryWriter, WriterOptions};
 use nbody_host::{
@@ -166,6 +166,13 @@ struct Cli {
     /// Steps between g(r) and MSD samples (default: --dump-every)
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
     rdf_every: Option<u64>,
+    /// Plot --rdf's g(r) to a PNG
+    #[arg(long, value_name = "FILE.png", requires = "rdf")]
+    rdf_plot: Option<PathBuf>,
+    /// With --rdf-plot: LAMMPS's g(r) for the same frames (two columns, r
+    /// and g, as scripts/peers/trajectory_check.py --mean writes it), dashed
+    #[arg(long, value_name = "FILE", requires = "rdf_plot")]
+    lammps_rdf: Option<PathBuf>,
     /// Write the mean-squared displacement from the start (unwrapped, LAMMPS's
     /// compute msd: step dx2 dy2 dz2 total) at the start and every --rdf-every steps
     #[arg(long, value_name = "FILE")]
@@ -400,6 +407,61 @@ struct Outputs {
     msd: Option<(PathBuf, Option<Msd>)>,
     /// Steps between g(r) and MSD samples.
     every: u64,
+    /// `--rdf-plot`, and LAMMPS's `(r, g)` to draw beside ours.
+    rdf_plot: Option<PathBuf>,
+    lammps_rdf: Vec<(f64, f64)>,
+}
+
+/// LAMMPS's g(r): rows of two numbers, `r g`.
+fn read_lammps_rdf(path: &Path) -> Result<Vec<(f64, f64)>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("--lammps-rdf {}", path.display()))?;
+    let rows: Vec<(f64, f64)> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let w: Vec<f64> = l
+                .split_whitespace()
+                .map(|x| x.parse().ok())
+                .collect::<Option<_>>()?;
+            (w.len() == 2).then(|| (w[0], w[1]))
+        })
+        .collect();
+    if rows.is_empty() {
+        bail!(
+            "--lammps-rdf {}: no rows of two numbers (r g)",
+            path.display()
+        );
+    }
+    Ok(rows)
+}
+
+/// g(r): ours solid, LAMMPS's dashed.
+fn plot_rdf(path: &Path, table: &RdfTable, lammps: &[(f64, f64)]) -> Result<()> {
+    use nbody_host::render::{EnergySeries, line_plot};
+    let mut series = vec![EnergySeries {
+        label: "g(r), lj_melt".into(),
+        points: table
+            .r
+            .iter()
+            .copied()
+            .zip(table.g[0].iter().copied())
+            .collect(),
+    }];
+    if !lammps.is_empty() {
+        series.push(EnergySeries {
+            label: "g(r), LAMMPS compute rdf on the same frames (dashed)".into(),
+            points: lammps.to_vec(),
+        });
+    }
+    line_plot(
+        path,
+        "Lennard-Jones melt: radial distribution function",
+        ("r (sigma)", "g(r)"),
+        &series,
+        (900, 560),
+    )?;
+    Ok(())
 }
 
 impl Outputs {
@@ -439,6 +501,11 @@ impl Outputs {
             rdf,
             msd: cli.msd.clone().map(|path| (path, None)),
             every: cli.rdf_every.unwrap_or(cli.dump_every),
+            rdf_plot: cli.rdf_plot.clone(),
+            lammps_rdf: match &cli.lammps_rdf {
+                Some(path) => read_lammps_rdf(path)?,
+                None => Vec::new(),
+            },
         })
     }
 
@@ -523,6 +590,10 @@ impl Outputs {
                 path.display(),
                 rdf.frames()
             )?;
+            if let Some(png) = &self.rdf_plot {
+                plot_rdf(png, &rdf.table(), &self.lammps_rdf)?;
+                writeln!(out, "wrote {}", png.display())?;
+            }
         }
         if let Some((path, Some(msd))) = &self.msd {
             msd.write(path)?;
@@ -542,6 +613,7 @@ fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) 
         ("--dump", &cli.dump),
         ("--rdf", &cli.rdf),
         ("--msd", &cli.msd),
+        ("--rdf-plot", &cli.rdf_plot),
     ];
     cli::distinct_outputs(&outputs)?;
     periodic.check_outputs(&outputs.map(|(_, path)| path))?;

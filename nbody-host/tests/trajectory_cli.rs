@@ -130,6 +130,19 @@ fn dumps_and_samples_leave_the_thermo_table_and_the_result_line_as_they_were() {
     assert_eq!(g.len(), 50);
     assert!(g.iter().any(|r| r[2] > 1.5));
     assert!(g.iter().filter(|r| r[1] < 0.8).all(|r| r[2] == 0.0));
+    // The picture, with a g(r) given as LAMMPS's beside ours.
+    let (png, lammps) = (p("g.png"), p("lammps-rdf.txt"));
+    let rows: String = g.iter().map(|r| format!("{} {}\n", r[1], r[2])).collect();
+    std::fs::write(&lammps, format!("# r g\n{rows}")).unwrap();
+    let mut args = MELT.to_vec();
+    let rdf2 = p("g2.txt");
+    args.extend(["--rdf", &rdf2, "--rdf-plot", &png, "--lammps-rdf", &lammps]);
+    let out = run(&args).unwrap();
+    assert!(out.contains(&format!("wrote {png}")), "{out}");
+    assert_eq!(&std::fs::read(&png).unwrap()[1..4], b"PNG");
+    std::fs::write(&lammps, "no numbers\n").unwrap();
+    let e = run(&args).expect_err("rows of two numbers").line;
+    assert!(e.contains("--lammps-rdf") && e.contains("no rows"), "{e}");
 }
 
 /// One frame of a LAMMPS dump (`id type x y z ix iy iz`).

