@@ -13,9 +13,11 @@
 //! The analysis of [`crate::analysis`] reads the same frames.
 //!
 //! Every append writes one whole frame, syncs it, then (DCD) updates the
-//! header's frame count: a run that fails or is killed mid-run leaves the
-//! frames written so far readable, and a failed append cuts the file back
-//! to the last whole frame. The file is created as every file of the
+//! header's frame count: a failed append cuts the file back to the last
+//! whole frame, and a run that fails between appends leaves a valid file of
+//! the frames written so far. (A run killed in the middle of an append
+//! leaves those frames whole, then a partial one; DCD's header counts only
+//! the whole ones.) The file is created as every file of the
 //! library (`snapshot`: through symlinks, never over a directory or device);
 //! [`crate::snapshot::check_output_path`] checks a path before a run.
 //!
