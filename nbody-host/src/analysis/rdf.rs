@@ -29,9 +29,9 @@ const MAX_BINS: usize = 1 << 24;
 ///
 /// The cutoff must be at most half the shortest box length (one image per
 /// pair, as the minimum image takes it). Each frame costs `O(N)`: atoms are
-/// binned into cells at least `Rc` wide and each is compared with the 27
-/// cells around its own (all pairs, `O(N^2)`, when a box is under three
-/// cells wide). Counts are integers, so the result is the same on any
+/// binned into cells at least `Rc` wide and each cell is compared with
+/// itself and the forward half (13) of the 26 around it, each pair once
+/// (all pairs, `O(N^2)`, when a box is under three cells wide). Counts are integers, so the result is the same on any
 /// thread count.
 ///
 /// ```
@@ -200,7 +200,8 @@ impl Rdf {
     }
 
     /// Histogram counts, `[pair][bin]` flattened: ordered pairs `(a, b)`,
-    /// `a != b`, within the cutoff, whose types match the pair.
+    /// `a != b`, within the cutoff, whose types match the pair (each
+    /// unordered pair visited once, through the forward half of the cells).
     fn histograms(&self, frame: &Frame) -> Vec<u64> {
         let n = frame.len();
         let l = frame.lengths;
@@ -218,10 +219,12 @@ impl Rdf {
         let delrinv = 1.0 / (self.cutoff / self.bins as f64);
         let (bins, pairs) = (self.bins, &self.pairs);
         let matches = |sel: Option<u32>, t: u32| sel.is_none_or(|s| s == t);
-        let tally = |hist: &mut Vec<u64>, a: usize, b: usize| {
+        // One unordered pair {a, b}: counted for (a, b) and for (b, a),
+        // in each histogram whose types match that order.
+        let tally = |hist: &mut [u64], pa: &[f64; 3], ta: u32, pb: &[f64; 3], tb: u32| {
             let mut rsq = 0.0;
             for k in 0..3 {
-                let mut d = pos[a][k] - pos[b][k];
+                let mut d = pa[k] - pb[k];
                 if d > half[k] {
                     d -= l[k];
                 } else if d < -half[k] {
@@ -237,9 +240,9 @@ impl Rdf {
                 return;
             }
             for (m, &(si, sj)) in pairs.iter().enumerate() {
-                if matches(si, types[a]) && matches(sj, types[b]) {
-                    hist[m * bins + bin] += 1;
-                }
+                let ordered = u64::from(matches(si, ta) && matches(sj, tb))
+                    + u64::from(matches(si, tb) && matches(sj, ta));
+                hist[m * bins + bin] += ordered;
             }
         };
         let empty = || vec![0u64; pairs.len() * bins];
@@ -250,18 +253,19 @@ impl Rdf {
         let cells: [usize; 3] =
             std::array::from_fn(|k| ((l[k] / self.cutoff).floor() as usize).max(1));
         if cells.iter().any(|&c| c < 3) {
-            // Small box: every pair.
+            // Small box: every pair once.
             return (0..n)
                 .into_par_iter()
                 .fold(empty, |mut hist, a| {
-                    for b in (0..n).filter(|&b| b != a) {
-                        tally(&mut hist, a, b);
+                    for b in a + 1..n {
+                        tally(&mut hist, &pos[a], types[a], &pos[b], types[b]);
                     }
                     hist
                 })
                 .reduce(empty, add);
         }
-        // A counting sort of the atoms by cell.
+        // A counting sort of the atoms by cell, positions and types copied
+        // into cell order.
         let width: [f64; 3] = std::array::from_fn(|k| l[k] / cells[k] as f64);
         let cell_of = |p: &[f64; 3]| -> [usize; 3] {
             std::array::from_fn(|k| ((p[k] / width[k]) as usize).min(cells[k] - 1))
@@ -277,11 +281,20 @@ impl Rdf {
             start[c + 1] += start[c];
         }
         let mut fill = start.clone();
-        let mut order = vec![0usize; n];
+        let mut sorted = vec![([0.0; 3], 0u32); n];
         for (a, &k) in keys.iter().enumerate() {
-            order[fill[k]] = a;
+            sorted[fill[k]] = (pos[a], types[a]);
             fill[k] += 1;
         }
+        // The forward half of the 27 cells around one: each pair of
+        // distinct cells once (three or more cells per side: all distinct).
+        let forward: Vec<[usize; 3]> = (0..27)
+            .map(|k| [k % 3, (k / 3) % 3, k / 9])
+            .filter(|d| {
+                let d = d.map(|x| x as i32 - 1);
+                d[2] > 0 || (d[2] == 0 && (d[1] > 0 || (d[1] == 0 && d[0] > 0)))
+            })
+            .collect();
         (0..total)
             .into_par_iter()
             .fold(empty, |mut hist, c| {
@@ -290,20 +303,19 @@ impl Rdf {
                     (c / cells[0]) % cells[1],
                     c / (cells[0] * cells[1]),
                 ];
-                for dz in 0..3 {
-                    for dy in 0..3 {
-                        for dx in 0..3 {
-                            let d = [dx, dy, dz];
-                            let other: [usize; 3] =
-                                std::array::from_fn(|k| (here[k] + cells[k] + d[k] - 1) % cells[k]);
-                            let o = index(other);
-                            for &a in &order[start[c]..start[c + 1]] {
-                                for &b in &order[start[o]..start[o + 1]] {
-                                    if a != b {
-                                        tally(&mut hist, a, b);
-                                    }
-                                }
-                            }
+                let own = &sorted[start[c]..start[c + 1]];
+                for (k, (pa, ta)) in own.iter().enumerate() {
+                    for (pb, tb) in &own[k + 1..] {
+                        tally(&mut hist, pa, *ta, pb, *tb);
+                    }
+                }
+                for d in &forward {
+                    let other: [usize; 3] =
+                        std::array::from_fn(|k| (here[k] + cells[k] + d[k] - 1) % cells[k]);
+                    let o = index(other);
+                    for (pa, ta) in own {
+                        for (pb, tb) in &sorted[start[o]..start[o + 1]] {
+                            tally(&mut hist, pa, *ta, pb, *tb);
                         }
                     }
                 }
