@@ -20,7 +20,7 @@
 //!
 //! Atom ids are `1..N` in the user's order, types LAMMPS's (`1, 2, ..`).
 
-use super::{Frame, WriterOptions, f32_text};
+use super::{Frame, WriterOptions, push_f32s};
 use std::fmt::Write;
 
 /// One frame's text.
@@ -37,28 +37,12 @@ pub(super) fn encode(frame: &Frame, options: &WriterOptions) -> Vec<u8> {
         if options.velocities { " vx vy vz" } else { "" }
     );
     for i in 0..frame.len() {
-        let (p, m) = (frame.positions[i], frame.image(i));
-        let _ = write!(
-            text,
-            "{} {} {} {} {} {} {} {}",
-            i + 1,
-            frame.type_of(i) + 1,
-            f32_text(p[0]),
-            f32_text(p[1]),
-            f32_text(p[2]),
-            m[0],
-            m[1],
-            m[2]
-        );
+        let _ = write!(text, "{} {}", i + 1, frame.type_of(i) + 1);
+        push_f32s(&mut text, &frame.positions[i]);
+        let m = frame.image(i);
+        let _ = write!(text, " {} {} {}", m[0], m[1], m[2]);
         if options.velocities {
-            let v = frame.velocities[i];
-            let _ = write!(
-                text,
-                " {} {} {}",
-                f32_text(v[0]),
-                f32_text(v[1]),
-                f32_text(v[2])
-            );
+            push_f32s(&mut text, &frame.velocities[i]);
         }
         text.push('\n');
     }

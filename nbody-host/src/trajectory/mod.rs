@@ -427,13 +427,21 @@ impl AppendFile {
 /// which the `f32` is one): a reader parsing it as `f32` or as `f64` (LAMMPS
 /// does) gets exactly `x`, where `x`'s own shortest `f32` decimal would read
 /// as a different `f64`.
-pub(crate) fn f32_text(x: f32) -> String {
+fn f32_text(x: f32) -> String {
     format!("{}", f64::from(x))
+}
+
+/// Appends ` x` for each value (as [`f32_text`]) to a text frame's line.
+fn push_f32s(text: &mut String, values: &[f32]) {
+    for &x in values {
+        text.push(' ');
+        text.push_str(&f32_text(x));
+    }
 }
 
 /// Atom `i`'s position as a file stores it: wrapped (exact), or unwrapped
 /// (`x + image * L` in `f64`, rounded to `f32`, as LAMMPS's DCD does).
-pub(crate) fn written_position(frame: &Frame, i: usize, unwrapped: bool) -> [f32; 3] {
+fn written_position(frame: &Frame, i: usize, unwrapped: bool) -> [f32; 3] {
     if unwrapped {
         frame.unwrapped(i).map(|x| x as f32)
     } else {

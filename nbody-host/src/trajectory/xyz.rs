@@ -12,7 +12,7 @@
 //! writes it); every number is the shortest decimal of the `f32` (box
 //! lengths: `f64`) as an `f64`, exact whichever precision reads it.
 
-use super::{Frame, WriterOptions, f32_text};
+use super::{Frame, WriterOptions, push_f32s};
 use std::fmt::Write;
 
 /// One frame's text.
@@ -33,24 +33,13 @@ pub(super) fn encode(frame: &Frame, options: &WriterOptions) -> Vec<u8> {
         frame.time, frame.step
     );
     for i in 0..frame.len() {
-        let p = super::written_position(frame, i, options.unwrapped);
-        let _ = write!(
-            text,
-            "{} {} {} {}",
-            frame.type_of(i) + 1,
-            f32_text(p[0]),
-            f32_text(p[1]),
-            f32_text(p[2])
+        let _ = write!(text, "{}", frame.type_of(i) + 1);
+        push_f32s(
+            &mut text,
+            &super::written_position(frame, i, options.unwrapped),
         );
         if options.velocities {
-            let v = frame.velocities[i];
-            let _ = write!(
-                text,
-                " {} {} {}",
-                f32_text(v[0]),
-                f32_text(v[1]),
-                f32_text(v[2])
-            );
+            push_f32s(&mut text, &frame.velocities[i]);
         }
         text.push('\n');
     }
