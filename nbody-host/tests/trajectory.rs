@@ -8,7 +8,9 @@
 use std::path::Path;
 
 use nbody_host::trajectory::{Format, Frame, TrajectoryWriter, WriterOptions};
-use nbody_host::{Backend, Error, ForceLaw, Integrator, Neighbours, Simulation, ic};
+use nbody_host::{
+    Backend, Error, ForceLaw, Integrator, Neighbours, PairPotential, PairStyle, Simulation, ic,
+};
 
 /// Three frames of two atom types in an orthorhombic box that changes from
 /// frame to frame (as NPT's does), with atoms across the boundaries.
@@ -428,6 +430,49 @@ fn a_simulation_s_frames_unwrap_with_its_image_counters() {
                 (u[a] - first.unwrapped(i)[a]).abs() < 0.5 * l[a],
                 "atom {i} axis {a}"
             );
+        }
+    }
+}
+
+#[test]
+fn the_gpu_plan_s_frames_on_the_emulator_match_the_cpu_s() {
+    // The MD plan keeps atoms in cell order on the device: a frame is still
+    // in the user's order, with the same image counters.
+    let (atoms, boundary) = ic::fcc_lattice(4, 0.8442, 3.0, 7).unwrap();
+    let two_types = PairPotential::builder(PairStyle::LennardJones, 2)
+        .coeff(0, 0, &[1.0, 1.0], 2.5)
+        .coeff(0, 1, &[1.2, 0.9], 2.5)
+        .coeff(1, 1, &[0.8, 1.1], 2.5)
+        .shift(true)
+        .build()
+        .unwrap();
+    let frame_after = |backend: Backend| {
+        let mut sim = Simulation::builder(atoms.clone())
+            .force(ForceLaw::Pair(two_types.clone()))
+            .types((0..256).map(|i| u32::from(i % 5 == 4)).collect())
+            .boundary(boundary)
+            .neighbours(Neighbours::cells(0.3))
+            .integrator(Integrator::VELOCITY_VERLET)
+            .dt(0.005)
+            .backend(backend)
+            .build()
+            .unwrap();
+        sim.step(60).unwrap();
+        Frame::of(&sim).unwrap()
+    };
+    let (cpu, emulated) = (
+        frame_after(Backend::cpu()),
+        frame_after(Backend::emulator()),
+    );
+    assert_eq!((emulated.step, emulated.lengths), (cpu.step, cpu.lengths));
+    assert_eq!(
+        (&emulated.images, &emulated.types),
+        (&cpu.images, &cpu.types)
+    );
+    assert!(cpu.images.iter().any(|m| m != &[0; 3]));
+    for (a, b) in emulated.positions.iter().zip(&cpu.positions) {
+        for k in 0..3 {
+            assert!((a[k] - b[k]).abs() < 1e-4, "{a:?} vs {b:?}");
         }
     }
 }
