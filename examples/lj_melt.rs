@@ -14,15 +14,18 @@
 //!
 //! Prints a LAMMPS-style thermo table (`Step Temp PotEng KinEng TotEng
 //! Press`, energies per atom, LJ units) every `--thermo` steps, LAMMPS's
-//! time split (Pair, Neigh, Modify = the integrator, Output = thermo), and
+//! time split (Pair, Neigh, Modify = the integrator, Output = thermo,
+//! trajectory frames and g(r)/MSD samples), and
 //! one machine-readable line:
 //!
 //! ```text
 //! result backend=cpu atoms=32000 steps=100 seconds=0.9 atom_steps_per_s=3.5e6 pe0=-6.77 etotal0=-4.62 etotal=-4.63 temp=0.75
 //! ```
 //!
-//! `seconds` is the loop's wall time, thermo output included (LAMMPS's
-//! "Loop time"). `--plot FILE.png` draws kinetic, potential and total energy
+//! `seconds` is the loop's wall time, thermo output, frames and samples
+//! included (LAMMPS's "Loop time", which includes its dumps). `--dump`,
+//! `--rdf`, `--msd`: trajectories and analysis (`cli/lj_outputs.rs`,
+//! docs/md.md "Trajectories and analysis"). `--plot FILE.png` draws kinetic, potential and total energy
 //! per atom against time, with `--lammps-thermo FILE` (the thermo table
 //! `lammps-peer run` prints) LAMMPS's beside them. Errors are one line
 //! `error: ...` on stderr with the exit statuses of `nbody_tiled`.
