@@ -117,7 +117,9 @@ fn run(a: &Args) -> nbody_host::Result<()> {
         .group(0..half, [255, 150, 60])
         .group(half..a.n, [90, 160, 255]);
     // Outputs first: a bad path fails before any simulation work.
-    let mut recorder = Recorder::new(renderer, a.every)?.gif(&a.out)?;
+    let mut recorder = Recorder::new(renderer, a.every)?
+        .gif(&a.out)?
+        .caption(format!("N = {}, leapfrog, dt = {}", a.n, a.dt));
     if let Some(dir) = &a.frames {
         std::fs::create_dir_all(dir).map_err(|source| nbody_host::Error::Io {
             path: dir.into(),

@@ -44,7 +44,7 @@ fn main() -> Result<(), nbody_host::Error> {
     }
     let earth = sim.positions()?[1];
     println!(
-        "t = {} yr after {} steps: Earth at ({:.3}, {:.3}, {:.3}) AU, {:.4} AU from the Sun",
+        "t = {:.3} yr after {} steps: Earth at ({:.3}, {:.3}, {:.3}) AU, {:.4} AU from the Sun",
         sim.time(),
         sim.steps_done(),
         earth.x,
@@ -59,7 +59,7 @@ fn main() -> Result<(), nbody_host::Error> {
     let archive = Archive::open(&path)?;
     let halfway = archive.at_time(6.5)?;
     println!(
-        "{path}: {} records; at t = 6.5 the last one is step {} (t = {}), {} bodies",
+        "{path}: {} records; at t = 6.5 the last one is step {} (t = {:.3}), {} bodies",
         archive.len(),
         halfway.state.step,
         halfway.state.time,

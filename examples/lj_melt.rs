@@ -23,12 +23,19 @@
 //! ```
 //!
 //! `seconds` is the loop's wall time, thermo output, frames and samples
-//! included (LAMMPS's "Loop time", which includes its dumps). `--dump`,
-//! `--rdf`, `--msd`: trajectories and analysis (`cli/lj_outputs.rs`,
-//! docs/md.md "Trajectories and analysis"). `--plot FILE.png` draws kinetic, potential and total energy
-//! per atom against time, with `--lammps-thermo FILE` (the thermo table
-//! `lammps-peer run` prints) LAMMPS's beside them. Errors are one line
-//! `error: ...` on stderr with the exit statuses of `nbody_tiled`.
+//! included (LAMMPS's "Loop time", which includes its dumps), which the
+//! time split's five sections add up to. `--dump`, `--rdf`, `--msd`:
+//! trajectories and analysis (`cli/lj_outputs.rs`, docs/md.md
+//! "Trajectories and analysis").
+//! `--plot FILE.png` draws kinetic, potential and total energy per atom
+//! against time (sampled about 400 times), the relative drift of the total
+//! below them, and with `--lammps-thermo FILE` (the thermo table
+//! `lammps-peer run` prints) LAMMPS's beside them. Progress goes to stderr
+//! (`--quiet`: none). Errors are one line `error: ...` on stderr with the
+//! exit statuses of `nbody_tiled`; a run that explodes stops with status 5
+//! naming the step and a body.
+//!
+//! (Over 600 lines: one example binary: its flags, run loop, thermo table and report read top to bottom.)
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -40,31 +47,46 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, ValueEnum};
 use nbody_host::md::{CellList, Lists, MdStats, Rebuild, Thermo};
 use nbody_host::{
-    Backend, Boundary, CpuTuning, ForceLaw, Integrator, Isa, Neighbours, PairStyle, Simulation, ic,
-    snapshot,
+    Boundary, Checkpoint, ForceLaw, Integrator, Neighbours, PairStyle, Simulation, ic, snapshot,
 };
 
+// The command line every example shares.
+#[macro_use]
 #[path = "cli/mod.rs"]
 mod cli;
+use cli::{AutoPicks, RunFlags, usage};
 #[path = "cli/lj_outputs.rs"]
 mod outputs;
 pub use cli::{Failure, Progress, exit};
-use cli::{Periodic, parse_isa, usage};
 
 /// The end of `--help`: units and exit statuses.
-pub const AFTER_HELP: &str = "\
+pub const AFTER_HELP: &str = concat!(
+    "\
 Units: LAMMPS's `units lj` (sigma = epsilon = mass = k_B = 1; time in tau).
 Energies in the thermo table and the result line are per atom; the
 temperature counts 3N - 3 degrees of freedom; the pressure comes from the
 virial, as LAMMPS prints them.
 
-Exit status: 0 success, 1 backend failure or other error, 2 usage (flags),
-3 invalid input (parameters, bodies, input files), 4 file I/O,
-5 divergence (a non-finite state or energy).";
+",
+    exit_statuses_help!()
+);
+
+/// Steps of a run without `--steps` (in.lj's).
+const DEFAULT_STEPS: u64 = 100;
 
 /// The Lennard-Jones melt (LAMMPS's in.lj) on the N-body library.
 #[derive(Parser, Debug)]
-#[command(name = "lj_melt", version, allow_negative_numbers = true, after_help = AFTER_HELP)]
+#[command(
+    name = "lj_melt",
+    version,
+    allow_negative_numbers = true,
+    after_help = AFTER_HELP,
+    mut_arg("steps", |a| a.help(
+        "Steps to run; with --resume, the step count to reach (counted from the start of \
+         the run) [default: 100]"
+    )),
+    mut_arg("resume", |a| a.help("Continue from a checkpoint (all parameters from it)")),
+)]
 struct Cli {
     /// fcc unit cells per side (4 C^3 atoms)
     #[arg(long, default_value_t = 20, conflicts_with_all = ["init", "resume"])]
@@ -84,9 +106,6 @@ struct Cli {
     /// Time step (in tau)
     #[arg(long, default_value_t = 0.005, conflicts_with = "resume")]
     dt: f64,
-    /// Steps to run; with --resume, the step count to reach
-    #[arg(long, default_value_t = 100)]
-    steps: u64,
     /// Print a thermo line every K steps (0: only the first and the last)
     #[arg(long, value_name = "K", default_value_t = 50)]
     thermo: u64,
@@ -120,32 +139,21 @@ struct Cli {
     /// the backend's faster
     #[arg(long, value_enum, default_value_t = ListsArg::Auto, conflicts_with = "resume")]
     lists: ListsArg,
-    /// Where to run
-    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
-    backend: BackendArg,
-    /// CPU backend: this instruction set (avx512, avx2+fma, neon, scalar)
-    #[arg(long, value_name = "ISA", value_parser = parse_isa)]
-    cpu_isa: Option<Isa>,
-    /// Save the final state as an (N, 7) float32 .npy file
-    #[arg(long, value_name = "FILE.npy")]
-    save: Option<PathBuf>,
-    /// Write a checkpoint at the end (and every --every steps), atomically;
-    /// an existing file is only replaced with --force or when it is the --resume file
-    #[arg(long, value_name = "FILE")]
-    checkpoint: Option<PathBuf>,
-    /// Append snapshots to an archive at the start, every --every steps and
-    /// at the end; with --resume, continued from the checkpoint's step
-    #[arg(long, value_name = "FILE")]
-    archive: Option<PathBuf>,
-    /// Checkpoint and archive every K steps (of the whole run)
-    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
-    every: Option<u64>,
-    /// Replace an existing --checkpoint, --archive or --dump file of another run
-    #[arg(long)]
-    force: bool,
+    #[command(flatten)]
+    run: RunFlags,
+    /// Plot kinetic, potential and total energy per atom against time to a
+    /// PNG, sampled about 400 times in the run (each sample costs about a
+    /// force evaluation), and below them the relative drift of the total
+    #[arg(long, value_name = "FILE.png")]
+    plot: Option<PathBuf>,
+    /// With --plot: LAMMPS's thermo table for the same run (the output of
+    /// `lammps-peer run`), plotted beside ours
+    #[arg(long, value_name = "FILE", requires = "plot")]
+    lammps_thermo: Option<PathBuf>,
     /// Append a trajectory frame at the start and every --dump-every steps:
     /// .xyz (extended XYZ), .dcd (DCD, as LAMMPS's dump dcd) or .lammpstrj
-    /// (LAMMPS's text dump with image counters)
+    /// (LAMMPS's text dump with image counters); an existing file is only
+    /// replaced with --force
     #[arg(long, value_name = "FILE")]
     dump: Option<PathBuf>,
     /// Steps between trajectory frames (and, by default, g(r) and MSD samples)
@@ -181,16 +189,6 @@ struct Cli {
     /// compute msd: step dx2 dy2 dz2 total) at the start and every --rdf-every steps
     #[arg(long, value_name = "FILE")]
     msd: Option<PathBuf>,
-    /// Continue from a checkpoint (all parameters from it)
-    #[arg(long, value_name = "FILE")]
-    resume: Option<PathBuf>,
-    /// Plot kinetic, potential and total energy per atom against time to a PNG
-    #[arg(long, value_name = "FILE.png")]
-    plot: Option<PathBuf>,
-    /// With --plot: LAMMPS's thermo table for the same run (the output of
-    /// `lammps-peer run`), plotted beside ours
-    #[arg(long, value_name = "FILE", requires = "plot")]
-    lammps_thermo: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -198,14 +196,6 @@ enum ListsArg {
     Auto,
     Half,
     Full,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum BackendArg {
-    Auto,
-    Cpu,
-    Cuda,
-    Emulator,
 }
 
 fn main() -> ExitCode {
@@ -218,43 +208,35 @@ fn main() -> ExitCode {
 pub fn cli(
     args: impl IntoIterator<Item = impl Into<OsString> + Clone>,
     out: &mut dyn Write,
-    err: &mut dyn Write,
+    err: &mut (dyn Write + Send),
     progress: Progress,
 ) -> Result<(), Failure> {
-    match cli::parse::<Cli>(args, out)? {
-        Some(cli) => run(&cli, out, err, progress).map_err(cli::failure),
-        None => Ok(()),
-    }
-}
-
-impl Cli {
-    fn periodic(&self) -> Periodic {
-        Periodic {
-            checkpoint: self.checkpoint.clone(),
-            archive: self.archive.clone(),
-            every: self.every,
-            force: self.force,
-            resume: self.resume.clone(),
-        }
-    }
-
-    fn backend(&self) -> Backend {
-        match self.backend {
-            BackendArg::Auto => Backend::Auto,
-            BackendArg::Cpu => Backend::Cpu(CpuTuning {
-                isa: self.cpu_isa,
-                ..CpuTuning::default()
-            }),
-            BackendArg::Cuda => Backend::Cuda { device: 0 },
-            BackendArg::Emulator => Backend::emulator(),
-        }
-    }
+    let Some(cli) = cli::parse::<Cli>(args, out)? else {
+        return Ok(());
+    };
+    let progress = progress.unless(cli.run.quiet);
+    cli::with_reporter(progress, err, |reporter| run(&cli, out, reporter))
+        .map_err(|e| cli::failure(&e))
 }
 
 /// Builds the simulation the command line asks for.
 fn build(cli: &Cli) -> Result<Simulation> {
-    if let Some(path) = &cli.resume {
-        return Ok(Simulation::resume(path)?.backend(cli.backend()).build()?);
+    if let Some(path) = &cli.run.resume {
+        let (checkpoint, md) = Checkpoint::load_with_md(path)?;
+        let style = checkpoint.params.force().as_pair().map(|p| p.style());
+        if style != Some(PairStyle::LennardJones) {
+            let (kind, example) = cli::checkpoint_kind(&checkpoint.params);
+            return Err(cli::invalid(format!(
+                "--resume {}: this is a {kind} checkpoint: use {example}",
+                path.display()
+            )));
+        }
+        let builder = Simulation::from_checkpoint(checkpoint);
+        let builder = match md {
+            Some(md) => builder.md_state(md),
+            None => builder,
+        };
+        return Ok(builder.backend(cli.run.backend(AutoPicks::Cpu)?).build()?);
     }
     let (atoms, boundary) = match (&cli.init, cli.box_length) {
         (Some(path), Some(l)) => (
@@ -282,8 +264,48 @@ fn build(cli: &Cli) -> Result<Simulation> {
         }))
         .integrator(Integrator::VELOCITY_VERLET)
         .dt(cli.dt)
-        .backend(cli.backend())
+        .backend(cli.run.backend(AutoPicks::Cpu)?)
         .build()?)
+}
+
+/// The pair enumeration in words (what the `neighbours` line prints), with
+/// LAMMPS's equivalent settings.
+fn neighbours_in_words(n: &Neighbours, cutoff: Option<f32>) -> String {
+    let cells = match n {
+        Neighbours::Cells(cells) => cells,
+        Neighbours::AllPairs => return "all pairs (no lists; O(N^2) a step)".into(),
+        _ => return "chosen by the library (Neighbours::Auto)".into(),
+    };
+    let lists = match cells.lists {
+        Lists::Half => "half Verlet lists (each pair once, Newton's third law)",
+        Lists::Full => "full Verlet lists (each pair from both atoms)",
+        _ => "full Verlet lists (--lists auto: the faster here)",
+    };
+    let rebuild = match cells.rebuild {
+        Rebuild::Every(k) => format!(
+            "rebuilt every {k} steps whether needed or not (LAMMPS: neigh_modify every {k} check no)"
+        ),
+        _ => {
+            "rebuilt whenever an atom has moved half the skin (LAMMPS: neigh_modify every 1 check \
+              yes)"
+                .into()
+        }
+    };
+    let reach = cutoff.map_or(String::new(), |rc| {
+        format!(
+            ", pairs within r_c + skin = {}",
+            g10(rc as f64 + cells.skin)
+        )
+    });
+    let bins = if cells.bin_size > 0.0 {
+        format!(", cells at least {} wide", g10(cells.bin_size))
+    } else {
+        String::new()
+    };
+    format!(
+        "cell lists, skin {}{reach}{bins}; {lists}; {rebuild}",
+        g10(cells.skin)
+    )
 }
 
 /// `x` as C's `%.10g`: ten significant digits, trailing zeros dropped.
@@ -344,42 +366,108 @@ fn read_lammps_thermo(path: &Path) -> Result<Vec<[f64; 6]>> {
 
 /// The energy plot: ours solid, LAMMPS's dashed.
 fn plot(path: &Path, dt: f64, ours: &[Thermo], lammps: &[[f64; 6]]) -> Result<()> {
-    use nbody_host::render::{EnergySeries, line_plot};
+    use nbody_host::render::{EnergySeries, line_plot_panels};
     let series = |label: &str, points: Vec<(f64, f64)>| EnergySeries {
         label: label.to_string(),
         points,
     };
-    let ours_at = |f: fn(&Thermo) -> f64| ours.iter().map(|t| (t.step as f64 * dt, f(t))).collect();
-    let mut all = vec![
-        series("kinetic", ours_at(|t| t.kinetic)),
-        series("potential", ours_at(|t| t.potential)),
-        series("total", ours_at(|t| t.total)),
+    let ours_at = |f: &dyn Fn(&Thermo) -> f64| -> Vec<(f64, f64)> {
+        ours.iter().map(|t| (t.step as f64 * dt, f(t))).collect()
+    };
+    let mut energies = vec![
+        series("kinetic", ours_at(&|t| t.kinetic)),
+        series("potential", ours_at(&|t| t.potential)),
+        series("total", ours_at(&|t| t.total)),
     ];
+    // The drift of the total, relative to its start: invisible at the
+    // energies' scale, where the total looks flat.
+    let e0 = ours.first().map_or(1.0, |t| t.total);
+    let scale = e0.abs().max(f64::MIN_POSITIVE);
+    let mut drift = vec![series("total", ours_at(&|t| (t.total - e0) / scale))];
     if !lammps.is_empty() {
         let at = |k: usize| lammps.iter().map(|r| (r[0] * dt, r[k])).collect();
-        all.push(series("LAMMPS kinetic (dashed)", at(3)));
-        all.push(series("LAMMPS potential (dashed)", at(2)));
-        all.push(series("LAMMPS total (dashed)", at(4)));
+        energies.push(series("LAMMPS kinetic (dashed)", at(3)));
+        energies.push(series("LAMMPS potential (dashed)", at(2)));
+        energies.push(series("LAMMPS total (dashed)", at(4)));
+        let l0 = lammps[0][4];
+        let l_scale = l0.abs().max(f64::MIN_POSITIVE);
+        drift.push(series(
+            "LAMMPS total (dashed)",
+            lammps
+                .iter()
+                .map(|r| (r[0] * dt, (r[4] - l0) / l_scale))
+                .collect(),
+        ));
     }
-    line_plot(
+    line_plot_panels(
         path,
         "Lennard-Jones melt: energy per atom",
-        ("time (tau)", "energy per atom (epsilon)"),
-        &all,
-        (900, 560),
+        "time (tau)",
+        &[
+            ("energy per atom (epsilon)", &energies[..]),
+            ("(E - E0) / |E0|, total", &drift[..]),
+        ],
+        (900, 800),
     )?;
     Ok(())
 }
 
-/// LAMMPS's "MPI task timing breakdown", from the engine's counters.
-fn timing(out: &mut dyn Write, stats: &MdStats, seconds: f64, print: f64) -> std::io::Result<()> {
-    let modify = stats.integrate_seconds;
-    let output = stats.thermo_seconds + print;
-    let other = (seconds - stats.pair_seconds - stats.neighbour_seconds - modify - output).max(0.0);
+/// An error if the total energy per atom moved from `first`'s by more
+/// than the larger of its kinetic and potential parts at the start (and
+/// 1 epsilon): velocity Verlet keeps it to a tiny fraction of that at any
+/// step size that integrates at all, so the run blew up (atoms that overlap
+/// in the initial state, or too large a time step). Names the step and the
+/// fastest body.
+fn explosion(sim: &Simulation, first: &Thermo, now: &Thermo) -> Result<()> {
+    let limit = first.kinetic.abs().max(first.potential.abs()).max(1.0);
+    let jump = (now.total - first.total).abs();
+    if jump <= limit {
+        return Ok(());
+    }
+    let v = sim.velocities()?;
+    let (body, speed) = v
+        .iter()
+        .map(|v| v.length())
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap_or((0, f32::NAN));
+    Err(cli::exploded(format!(
+        "the run exploded by step {}: the total energy per atom went from {} to {} (an \
+         integrator that follows the motion keeps it within far less than {}); body {body} is \
+         the fastest (speed {speed:.3e}): atoms that overlap (or nearly) in the initial state, \
+         or too large a time step",
+        now.step,
+        g10(first.total),
+        g10(now.total),
+        g10(limit)
+    )))
+}
+
+/// LAMMPS's "MPI task timing breakdown" of the loop, `seconds` long:
+/// the engine's pair, neighbour and integrator time within the loop (its
+/// counters at the end less those at the start, which include the set-up's
+/// list build and forces), the thermo output (its sums and printing,
+/// `output`, timed by the loop), and the rest. The engine's times lie
+/// within the steps and the output's between them, so the five sections
+/// partition the loop's time by construction; builds are the loop's too
+/// (LAMMPS counts them so).
+fn timing(
+    out: &mut dyn Write,
+    before: &MdStats,
+    after: &MdStats,
+    seconds: f64,
+    output: f64,
+) -> std::io::Result<()> {
+    let pair = after.pair_seconds - before.pair_seconds;
+    let neigh = after.neighbour_seconds - before.neighbour_seconds;
+    let modify = after.integrate_seconds - before.integrate_seconds;
+    // Not below 0 but for the rounding of the differences.
+    let other = (seconds - pair - neigh - modify - output).max(0.0);
+    let total = pair + neigh + modify + output + other;
     writeln!(out, "Section |  time (s)  | %total")?;
     for (name, t) in [
-        ("Pair", stats.pair_seconds),
-        ("Neigh", stats.neighbour_seconds),
+        ("Pair", pair),
+        ("Neigh", neigh),
         ("Modify", modify),
         ("Output", output),
         ("Other", other),
@@ -387,38 +475,47 @@ fn timing(out: &mut dyn Write, stats: &MdStats, seconds: f64, print: f64) -> std
         writeln!(
             out,
             "{name:<7} | {t:10.4} | {:6.2}",
-            100.0 * t / seconds.max(1e-300)
+            100.0 * t / total.max(1e-300)
         )?;
     }
+    let (builds, dangerous) = (
+        after.builds - before.builds,
+        after.dangerous_builds - before.dangerous_builds,
+    );
     writeln!(
         out,
-        "Neighbor list builds = {}, dangerous builds = {}, list entries per atom = {:.2} ({:.2} \
-         lanes with the padding), cells {:?}",
-        stats.builds,
-        stats.dangerous_builds,
-        stats.neighbours_per_atom,
-        stats.lanes_per_atom,
-        stats.cells
-    )
+        "Neighbor list builds = {builds}, dangerous builds = {dangerous}, list entries per atom = \
+         {:.2} ({:.2} lanes with the padding), cells {:?}",
+        after.neighbours_per_atom, after.lanes_per_atom, after.cells
+    )?;
+    if dangerous > 0 {
+        writeln!(
+            out,
+            "note        {dangerous} of {builds} builds were dangerous: an atom had moved more \
+             than half the skin since the build before, so a pair may have come within the cutoff \
+             unlisted and its force been missed (LAMMPS's in.lj accepts this); --rebuild-every 0 \
+             rebuilds whenever an atom has moved half the skin and never misses a pair"
+        )?;
+    }
+    Ok(())
 }
 
-fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) -> Result<()> {
-    let periodic = cli.periodic();
-    let outputs = [
-        ("--save", &cli.save),
-        ("--checkpoint", &cli.checkpoint),
-        ("--archive", &cli.archive),
+fn run(cli: &Cli, out: &mut dyn Write, reporter: &cli::Reporter) -> Result<()> {
+    let flags = &cli.run;
+    let [save, checkpoint, archive] = flags.outputs();
+    flags.check_outputs(&[
+        save,
+        checkpoint,
+        archive,
         ("--plot", &cli.plot),
         ("--dump", &cli.dump),
         ("--rdf", &cli.rdf),
         ("--msd", &cli.msd),
         ("--rdf-plot", &cli.rdf_plot),
-    ];
-    cli::distinct_outputs(&outputs)?;
-    periodic.check_outputs(&outputs.map(|(_, path)| path))?;
+    ])?;
     if let Some(path) = &cli.dump
         && path.exists()
-        && !cli.force
+        && !flags.force
     {
         return Err(usage(format!(
             "--dump {}: the file exists (another run's trajectory?); pass --force to replace it",
@@ -430,31 +527,29 @@ fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) 
         Some(path) => read_lammps_thermo(path)?,
         None => Vec::new(),
     };
-    let mut sim = build(cli)?;
-    let lennard_jones =
-        |f: &ForceLaw| f.as_pair().map(|p| p.style()) == Some(PairStyle::LennardJones);
-    if !lennard_jones(sim.params().force()) {
-        return Err(usage(format!(
-            "--resume: the checkpoint is not a Lennard-Jones run ({})",
-            sim.params().force()
-        )));
-    }
+    reporter.phase("building the lattice and the neighbour lists");
+    let sim = build(cli)?;
     let start = sim.steps_done();
-    if cli.steps < start {
+    let target = flags.steps.unwrap_or(DEFAULT_STEPS);
+    if target < start {
         return Err(usage(format!(
-            "--steps {} is below step {start} of the checkpoint: --steps is the step count to \
-             reach, counted from the start of the run",
-            cli.steps
+            "--steps {target} is below step {start} of the checkpoint: --steps is the step count \
+             to reach, counted from the start of the run"
         )));
     }
-    let target = cli.steps;
     analysis.start(&sim)?;
-    let mut archive = periodic.open_archive(&sim)?;
+    let mut session = cli::Local::new(sim);
+    cli::open_archive(&mut session, flags)?;
+    let sim = &session.sim;
     let w = |e: std::io::Error| anyhow::Error::new(e).context("writing the report");
     let p = sim.params().clone();
-    writeln!(out, "backend     {} ({})", sim.backend(), sim.method()).map_err(w)?;
+    // The report goes to `out` in blocks, with the progress bar out of
+    // the way; what follows the loop only once all of it succeeded.
+    let mut report = Vec::new();
+    let text = &mut report;
+    writeln!(text, "backend     {} ({})", sim.backend(), sim.method()).map_err(w)?;
     writeln!(
-        out,
+        text,
         "system      {} atoms, {}, {}, velocity Verlet dt {}",
         sim.len(),
         p.boundary(),
@@ -462,63 +557,89 @@ fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) 
         p.dt_f64()
     )
     .map_err(w)?;
-    writeln!(out, "neighbours  {:?}", p.neighbours()).map_err(w)?;
+    writeln!(
+        text,
+        "neighbours  {}",
+        neighbours_in_words(&p.neighbours(), p.force().cutoff())
+    )
+    .map_err(w)?;
+    reporter.phase("the initial thermo output");
     let first = sim.thermo()?;
     let mut rows = vec![first];
     writeln!(
-        out,
+        text,
         "{:>10} {:>14} {:>14} {:>14} {:>14} {:>14}",
         "Step", "Temp", "PotEng", "KinEng", "TotEng", "Press"
     )
     .map_err(w)?;
-    writeln!(out, "{}", thermo_row(&first)).map_err(w)?;
-    let mut stops: Vec<u64> = (cli.thermo > 0).then_some(cli.thermo).into_iter().collect();
+    writeln!(text, "{}", thermo_row(&first)).map_err(w)?;
+    reporter.suspend(|| out.write_all(&report)).map_err(w)?;
+    report.clear();
+    // With --plot, samples for it at about 400 steps of the run besides
+    // the thermo output's (each costs about one force evaluation).
+    let sample = cli.plot.as_ref().map(|_| ((target - start) / 400).max(1));
+    let mut stops: Vec<u64> = [(cli.thermo > 0).then_some(cli.thermo), sample]
+        .into_iter()
+        .flatten()
+        .collect();
     stops.extend(analysis.stops());
-    let mut printing = 0.0;
+    let mut output = 0.0;
+    let before = session.sim.md_stats();
     let t = Instant::now();
     cli::drive(
-        &mut sim,
+        &mut session,
         target,
-        &periodic,
-        &mut archive,
-        progress,
-        err,
+        flags,
+        reporter,
         &stops,
-        |sim, step| {
-            // Dumps and samples count as output, as LAMMPS's dumps do.
-            let p = Instant::now();
+        |session, step| {
+            let Some(sim) = session.simulation() else {
+                bail!("the thermo output needs the simulation in this process");
+            };
+            let t = Instant::now();
+            // Frames and samples count as output, as LAMMPS's dumps do.
             analysis.at(sim, step)?;
-            printing += p.elapsed().as_secs_f64();
-            if (cli.thermo > 0 && step.is_multiple_of(cli.thermo)) || step == target {
-                let thermo = sim.thermo()?;
-                let p = Instant::now();
-                writeln!(out, "{}", thermo_row(&thermo)).map_err(w)?;
-                printing += p.elapsed().as_secs_f64();
-                rows.push(thermo);
+            let printed = step == target || (cli.thermo > 0 && step.is_multiple_of(cli.thermo));
+            if !(printed || sample.is_some_and(|k| step.is_multiple_of(k))) {
+                output += t.elapsed().as_secs_f64();
+                return Ok(());
             }
+            let thermo = sim.thermo()?;
+            explosion(sim, &first, &thermo)?;
+            if printed {
+                reporter
+                    .suspend(|| writeln!(out, "{}", thermo_row(&thermo)))
+                    .map_err(w)?;
+            }
+            output += t.elapsed().as_secs_f64();
+            rows.push(thermo);
             Ok(())
         },
     )?;
+    let sim = &session.sim;
     let seconds = t.elapsed().as_secs_f64();
     let last = sim.thermo()?;
     let steps = target - start;
+    let text = &mut report;
     writeln!(
-        out,
+        text,
         "Loop time of {seconds:.6} on {} for {steps} steps with {} atoms",
         sim.backend(),
         sim.len()
     )
     .map_err(w)?;
-    if let Some(stats) = sim.md_stats() {
-        timing(out, &stats, seconds, printing).map_err(w)?;
+    if let (Some(before), Some(after)) = (before, sim.md_stats()) {
+        timing(text, &before, &after, seconds, output).map_err(w)?;
     }
-    if let Some(path) = &cli.save {
+    if let Some(path) = &flags.save {
+        reporter.phase("writing the state");
         sim.save_npy(path)?;
     }
-    analysis.finish(out)?;
+    analysis.finish(text)?;
     if let Some(path) = &cli.plot {
+        reporter.phase("plotting");
         plot(path, p.dt_f64(), &rows, &lammps)?;
-        writeln!(out, "wrote {}", path.display()).map_err(w)?;
+        writeln!(text, "wrote {}", path.display()).map_err(w)?;
     }
     let rate = if seconds > 0.0 {
         sim.len() as f64 * steps as f64 / seconds
@@ -526,7 +647,7 @@ fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) 
         0.0
     };
     writeln!(
-        out,
+        text,
         "result backend={} atoms={} steps={steps} seconds={seconds:.6} atom_steps_per_s={rate:.6e} pe0={} etotal0={} etotal={} temp={}",
         sim.backend().name(),
         sim.len(),
@@ -536,6 +657,7 @@ fn run(cli: &Cli, out: &mut dyn Write, err: &mut dyn Write, progress: Progress) 
         g10(last.temperature)
     )
     .map_err(w)?;
+    reporter.suspend(|| out.write_all(&report)).map_err(w)?;
     out.flush().context("writing the report")?;
     Ok(())
 }

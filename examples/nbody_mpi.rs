@@ -36,16 +36,22 @@ use nbody_host::distributed::{self, DistributedSimulation, RingScheme};
 use nbody_host::snapshot::ArchiveWriter;
 use nbody_host::{Backend, Bodies, Params, Simulation};
 
-// The command line, the run loop and the report, shared with `nbody_tiled`
-// (whose one-process session this example does not use).
-#[allow(
-    dead_code,
-    reason = "this example does not use the shared one-process session"
-)]
-#[path = "shared/nbody_cli.rs"]
-mod nbody_cli;
+// The command line every example shares; `cli::nbody`: gravity's flags,
+// settings and report, shared with `nbody_tiled` (whose one-process
+// session this example does not use).
+#[macro_use]
+#[path = "cli/mod.rs"]
+mod cli;
 
-use nbody_cli::{AFTER_HELP, Failure, PROGRESS_LINE_EVERY, Progress, RunArgs, Session, exit};
+use cli::nbody::{self, AFTER_HELP, RunArgs};
+use cli::{Failure, PROGRESS_LINE_EVERY, Progress, Session, exit};
+
+/// Why `--render` is refused over MPI ranks (its `--help`, and the error).
+const RENDER_REFUSED: &str = "Refused by nbody_mpi: a frame needs every body's position in one \
+process every --render-every steps, a gather of the whole state to rank 0 that the ring \
+otherwise never does (and that would sit in the timing); write an --archive instead and \
+render its records afterwards (snapshot::Archive::get(i)?.builder().build()? and \
+render::Recorder::capture), or run nbody_tiled --render on one process";
 
 /// Direct-summation N-body gravity over MPI ranks: a systolic ring of blocks.
 #[derive(Parser, Debug)]
@@ -53,7 +59,9 @@ use nbody_cli::{AFTER_HELP, Failure, PROGRESS_LINE_EVERY, Progress, RunArgs, Ses
     name = "nbody_mpi",
     version,
     allow_negative_numbers = true,
-    after_help = AFTER_HELP
+    after_help = AFTER_HELP,
+    mut_arg("render", |a| a.help(RENDER_REFUSED)),
+    mut_arg("render_every", |a| a.help("Not used: --render is refused (see --render)")),
 )]
 struct Cli {
     #[command(flatten)]
@@ -89,7 +97,7 @@ impl Ranks {
 }
 
 impl Session for Ranks {
-    nbody_cli::forward_to_sim!();
+    cli::forward_to_sim!();
 
     fn open_archive(&mut self, path: &Path, at: Option<u64>) -> nbody_host::Result<()> {
         // Rank 0 decides (it alone sees the file) and opens it.
@@ -174,7 +182,7 @@ fn main() -> ExitCode {
     // Only rank 0 reports.
     let (mut stdout, mut stderr) = (std::io::stdout().lock(), std::io::stderr());
     let (mut sink_out, mut sink_err) = (std::io::sink(), std::io::sink());
-    let (out, err): (&mut dyn Write, &mut dyn Write) = if root {
+    let (out, err): (&mut dyn Write, &mut (dyn Write + Send)) = if root {
         (&mut stdout, &mut stderr)
     } else {
         (&mut sink_out, &mut sink_err)
@@ -206,36 +214,34 @@ fn cli(
     args: impl IntoIterator<Item = impl Into<OsString> + Clone>,
     world: &SimpleCommunicator,
     out: &mut dyn Write,
-    err: &mut dyn Write,
+    err: &mut (dyn Write + Send),
     progress: Progress,
 ) -> Result<(), Failure> {
-    let Some(cli) = nbody_cli::parse::<Cli>(args, out)? else {
+    let Some(cli) = cli::parse::<Cli>(args, out)? else {
         return Ok(());
     };
-    let mut run = || -> anyhow::Result<()> {
+    let progress = progress.unless(cli.run.run.quiet);
+    cli::with_reporter(progress, err, |reporter| -> anyhow::Result<()> {
         if cli.run.render.is_some() {
-            return Err(nbody_cli::usage(
-                "--render is not supported by nbody_mpi: write an --archive and render from it"
-                    .into(),
-            ));
+            return Err(cli::usage(format!("--render: {RENDER_REFUSED}")));
         }
         let root = world.rank() == 0;
         // Rank 0 checks the outputs and reads or makes the bodies; the
         // others only need their backend.
+        reporter.phase("preparing the bodies");
         let prepared = agree(
             world,
             if root {
-                nbody_cli::check_outputs(&cli.run).and_then(|()| nbody_cli::prepare(&cli.run))
+                cli.run
+                    .check_outputs()
+                    .and_then(|()| nbody::prepare(&cli.run))
             } else {
                 let empty = Simulation::builder(Bodies::default());
-                Ok((
-                    nbody_cli::configure(empty, &cli.run, &Params::default()),
-                    Vec::new(),
-                ))
+                nbody::configure(empty, &cli.run, &Params::default()).map(|b| (b, Vec::new()))
             },
         )?;
         let (mut builder, changes) = prepared;
-        if let nbody_cli::BackendArg::Cuda = cli.run.backend {
+        if let cli::BackendArg::Cuda = cli.run.run.backend {
             // Each rank takes the GPU of its rank on the node.
             let device = world.split_shared(world.rank()).rank() as u32;
             builder = builder.backend(Backend::Cuda { device });
@@ -244,11 +250,12 @@ fn cli(
             RingArg::AllPairs => RingScheme::AllPairs,
             RingArg::ThirdLaw => RingScheme::ThirdLaw,
         };
+        reporter.phase("starting the ranks");
         let mut session = Ranks {
             sim: DistributedSimulation::build(world, builder, scheme)?,
             archive: None,
         };
-        nbody_cli::run(&cli.run, &mut session, &changes, out, err, progress)
-    };
-    run().map_err(|e| nbody_cli::failure(&e))
+        nbody::run(&cli.run, &mut session, &changes, out, reporter)
+    })
+    .map_err(|e| cli::failure(&e))
 }

@@ -20,21 +20,24 @@
 //! `kernel=` names what ran (on the CPU, `all-pairs` or `third-law`);
 //! `energy_rel_change=skipped` with `--no-energy`, which leaves out the two
 //! O(N^2) energy sums. Errors are one line `error: ...` on stderr and an
-//! exit status (see [`AFTER_HELP`]). Without a terminal on stderr, a plain
-//! progress line is printed every few seconds instead of a progress bar.
+//! exit status (see [`AFTER_HELP`]). Progress goes to stderr: a bar on a
+//! terminal, a plain line every few seconds otherwise, none with `--quiet`.
 
 use std::ffi::OsString;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
 
-// The command line, the run loop and the report, shared with `nbody_mpi`.
-#[path = "shared/nbody_cli.rs"]
-mod nbody_cli;
+// The command line every example shares; `cli::nbody`: gravity's flags,
+// settings and report, shared with `nbody_mpi`.
+#[macro_use]
+#[path = "cli/mod.rs"]
+mod cli;
 
-pub use nbody_cli::{AFTER_HELP, Failure, Progress, exit};
-use nbody_cli::{Local, PROGRESS_LINE_EVERY, RunArgs};
+pub use cli::nbody::AFTER_HELP;
+use cli::nbody::{self, RunArgs};
+pub use cli::{Failure, Progress, exit};
 
 /// Direct-summation N-body gravity: NVIDIA Warp's N-body example's tiled-kernel run.
 #[derive(Parser, Debug)]
@@ -50,24 +53,7 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    let progress = if std::io::stderr().is_terminal() {
-        Progress::Bar
-    } else {
-        Progress::Lines(PROGRESS_LINE_EVERY)
-    };
-    let result = cli(
-        std::env::args_os(),
-        &mut std::io::stdout().lock(),
-        &mut std::io::stderr(),
-        progress,
-    );
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(failure) => {
-            eprintln!("{}", failure.line);
-            ExitCode::from(failure.code)
-        }
-    }
+    cli::main_with(|args, out, err, progress| cli(args, out, err, progress))
 }
 
 /// Parses `args` (program name first), runs, writes the report to `out`
@@ -76,20 +62,20 @@ fn main() -> ExitCode {
 pub fn cli(
     args: impl IntoIterator<Item = impl Into<OsString> + Clone>,
     out: &mut dyn Write,
-    err: &mut dyn Write,
+    err: &mut (dyn Write + Send),
     progress: Progress,
 ) -> Result<(), Failure> {
-    let Some(cli) = nbody_cli::parse::<Cli>(args, out)? else {
+    let Some(cli) = cli::parse::<Cli>(args, out)? else {
         return Ok(());
     };
-    let mut run = || -> anyhow::Result<()> {
-        nbody_cli::check_outputs(&cli.run)?;
-        let (builder, changes) = nbody_cli::prepare(&cli.run)?;
-        let mut session = Local {
-            sim: builder.build()?,
-            archive: None,
-        };
-        nbody_cli::run(&cli.run, &mut session, &changes, out, err, progress)
-    };
-    run().map_err(|e| nbody_cli::failure(&e))
+    let progress = progress.unless(cli.run.run.quiet);
+    cli::with_reporter(progress, err, |reporter| -> anyhow::Result<()> {
+        cli.run.check_outputs()?;
+        reporter.phase("preparing the bodies");
+        let (builder, changes) = nbody::prepare(&cli.run)?;
+        reporter.phase("starting the backend");
+        let mut session = cli::Local::new(builder.build()?);
+        nbody::run(&cli.run, &mut session, &changes, out, reporter)
+    })
+    .map_err(|e| cli::failure(&e))
 }

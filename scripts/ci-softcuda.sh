@@ -26,6 +26,14 @@
 #     cuda::, 256 atoms against the CPU engine and the f64 oracle through
 #     rebuilds, checkpoints, errors, and with the non-blocking stream the
 #     engine asks for; about 2 s deterministic, 10 s adversarial);
+#   - the Hermite integrator on Backend::Cuda (tests/hermite_gpu.rs cuda:::
+#     the block-step engine against the CPU engine, the same bits on every
+#     run, and, deterministic schedule only, the mixed kernel's force error
+#     against f64 at N = 65,536; about 20 s);
+#   - libgrape6 on Backend::Cuda (GRAPE6_BACKEND=cuda): grape6/tests/api.rs
+#     against the f64 reference, and the C Plummer program
+#     (grape6/tests/c/plummer.c, N = 512 to t = 1/16, every 10th block
+#     checked against its direct sum and brute-force neighbours);
 #   - nbody_tiled --backend cuda, every kernel x integrator against the CPU
 #     backend (scripts/softcuda-e2e.sh), also with non-blocking streams;
 #   - cargo bench --features cuda -- --quick on N = 1024 (modelled time);
@@ -48,7 +56,7 @@ cd "$root"
 start=$(date +%s)
 step() { printf '\n---- softcuda [%4ds] %s\n' "$(($(date +%s) - start))" "$*"; }
 sc=scripts/with-softcuda.sh
-tests=(--test correctness --test cuda_backend --test cuda_block_pair --test gpu_path --test snapshot --test md_gpu --test gpu_bits)
+tests=(--test correctness --test cuda_backend --test cuda_block_pair --test gpu_path --test snapshot --test md_gpu --test gpu_bits --test hermite_gpu)
 
 step "build: the driver, nbody-host --features cuda linked against it"
 $sc cargo test -q -p nbody-host --features cuda "${tests[@]}" --no-run
@@ -61,6 +69,8 @@ suite() {
   $sc cargo test -q -p nbody-host --features cuda --test gpu_path
   $sc cargo test -q -p nbody-host --features cuda --test snapshot kill_and_resume
   $sc cargo test -q -p nbody-host --features cuda --test md_gpu cuda::
+  # (The N = 65,536 force-error test in the deterministic schedule only.)
+  $sc cargo test -q -p nbody-host --features cuda --test hermite_gpu cuda:: -- ${HERMITE_SKIP:-}
 }
 
 step "deterministic schedule"
@@ -68,7 +78,7 @@ SOFTCUDA_SCHEDULE=deterministic suite
 
 for seed in 1 2 3; do
   step "adversarial schedule, seed $seed"
-  SOFTCUDA_SCHEDULE=adversarial SOFTCUDA_SEED=$seed suite
+  SOFTCUDA_SCHEDULE=adversarial SOFTCUDA_SEED=$seed HERMITE_SKIP="--skip 65536" suite
 done
 
 step "the H200's bits: SIMT and tiled, 100 Euler steps (tests/gpu_bits.rs; deterministic schedule, 20-40 s)"
@@ -81,6 +91,25 @@ if [ -f "$probe" ]; then
 else
   echo "SKIPPED: $probe is not committed yet (scripts/gpu/issue24.sh records it on a GPU)"
 fi
+
+step "libgrape6 with GRAPE6_BACKEND=cuda: the API against the f64 reference, the C Plummer program (short)"
+# The CUDA build of libgrape6 goes to target/grape6/cuda (the CPU build in
+# target/release is restored after it: it must load without a driver).
+$sc cargo build -q --release -p grape6 --features cuda
+mkdir -p target/grape6/cuda
+cp target/release/libgrape6.so target/grape6/cuda/
+cargo build -q --release -p grape6
+# (cc under $sc: the linker resolves libgrape6's libcuda.so.1 through it.)
+$sc cc -std=c11 -O2 -Wall -Wextra -Wpedantic -Werror -ffp-contract=off -Igrape6/include \
+  grape6/tests/c/plummer.c -Ltarget/grape6/cuda -lgrape6 -Wl,-rpath,"$root/target/grape6/cuda" \
+  -lm -o target/grape6/cuda/plummer
+SOFTCUDA_SCHEDULE=deterministic GRAPE6_TEST_CUDA=1 \
+  $sc cargo test -q -p grape6 --features cuda --test api the_gpu_kernels -- --nocapture
+for precision in f64 mixed; do
+  SOFTCUDA_SCHEDULE=deterministic GRAPE6_QUIET=1 GRAPE6_BACKEND=cuda GRAPE6_PRECISION=$precision \
+    GRAPE6_NPIPES=48 $sc target/grape6/cuda/plummer nbody-host/tests/data/plummer512.npy \
+    --t-end 0.0625 --check-every 10
+done
 
 step "nbody_tiled --backend cuda: every kernel x integrator against the CPU backend"
 scripts/softcuda-e2e.sh --n 200 --steps 3 --block 64

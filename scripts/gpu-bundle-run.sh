@@ -85,6 +85,25 @@ print('masses identical:', bool((a[:, 6] == b[:, 6]).all()))
 "
 record 120 default_run "$bin/nbody_tiled"
 
+section "4d. Hermite (issue 26): the GPU engine and the force kernels' interactions/s (measured)"
+# The engine against the CPU, the same bits on every run, the mixed kernel's
+# force error at N = 65536; then force+jerk+potential interactions/s of
+# nbody_hermite_force(_mixed) through Backend::hermite_forces, wall clock
+# per call (uploads included), best of 3: all N active (the goal: >= 3e11
+# in mixed precision at N >= 2^18 on an H200; modelled 5.2e11 f64, 5.4e11
+# mixed by scripts/hermite-model.sh), and blocks of 1024 (the j-split).
+record 300 hermite_gpu "$bin/hermite_gpu" cuda:: --nocapture
+for n in 262144 524288; do
+  for precision in mixed f64; do
+    for ni in $n 1024; do
+      for block in 128 256; do
+        record 120 "hermite_pips_${precision}_${n}_${ni}_$block" "$bin/hermite_gpu_pips" --backend cuda \
+          --n $n --ni $ni --precision $precision --block $block --repeats 3
+      done
+    done
+  done
+done
+
 if [ "$quick" != quick ]; then
   section "5. cargo bench: CUDA rows (quick)"
   record 300 bench "$bin/pips" --bench --quick cuda

@@ -19,7 +19,7 @@ case $dir in /*) ;; *) dir=$root/$dir ;; esac
 rm -rf "$dir"
 mkdir -p "$dir/bin"
 
-tests=(correctness cuda_backend cuda_block_pair gpu_path snapshot md_gpu gpu_bits)
+tests=(correctness cuda_backend cuda_block_pair gpu_path snapshot md_gpu gpu_bits hermite_gpu)
 args=()
 for t in "${tests[@]}"; do args+=(--test "$t"); done
 
@@ -30,7 +30,7 @@ scripts/with-softcuda.sh cargo test -q -p nbody-host --features cuda "${args[@]}
 scripts/with-softcuda.sh cargo bench -q -p nbody-host --features cuda --bench pips --no-run \
   --message-format=json >>"$json"
 scripts/with-softcuda.sh cargo build -q --release -p nbody-host --features cuda \
-  --example nbody_tiled --example lj_melt --message-format=json >>"$json"
+  --example nbody_tiled --example lj_melt --example hermite_gpu_pips --message-format=json >>"$json"
 python3 - "$json" "$dir/bin" <<'EOF'
 import json, shutil, sys
 src, dst = sys.argv[1], sys.argv[2]

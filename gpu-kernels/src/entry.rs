@@ -23,8 +23,11 @@
 //!
 //! (Over 600 lines: the table and the macro that reads it are one thing,
 //! read together.)
+//!
+//! (Over 600 lines: the kernel table is one declaration per entry point by design, and the macro that expands it sits beside it.)
 
 use crate::exec::{Exec, Global, Word};
+use crate::hermite::Vec4d;
 #[cfg(target_arch = "nvptx64")]
 use crate::nvptx::Gpu;
 use crate::periodic::{STATUS_WORDS, Tag};
@@ -32,8 +35,8 @@ use crate::vec4::Vec4;
 // The styles' laws by name, for the generic arguments of their entries.
 use crate::pair::*;
 use crate::{
-    binning, block_pair, energy, integrate, neighbours, pair, periodic, scan, shape, simt, tiled,
-    triangle,
+    binning, block_pair, energy, hermite, integrate, neighbours, pair, periodic, scan, shape, simt,
+    tiled, triangle,
 };
 
 /// The PTX type of one kernel parameter.
@@ -45,6 +48,9 @@ pub enum Param {
     U32,
     /// A 32-bit float (`.param .f32`).
     F32,
+    /// A 64-bit float (`.param .f64`): the collisional kernels' softening,
+    /// times and tick length, which `f32` cannot hold.
+    F64,
 }
 
 /// One argument of a [`Launch`]: a device buffer (by the host's handle `B`)
@@ -57,6 +63,8 @@ pub enum Arg<B> {
     U32(u32),
     /// An `f32` scalar.
     F32(f32),
+    /// An `f64` scalar.
+    F64(f64),
 }
 
 impl<B> Arg<B> {
@@ -66,6 +74,7 @@ impl<B> Arg<B> {
             Arg::Ptr(_) => Param::Ptr,
             Arg::U32(_) => Param::U32,
             Arg::F32(_) => Param::F32,
+            Arg::F64(_) => Param::F64,
         }
     }
 }
@@ -117,6 +126,9 @@ macro_rules! param_kind {
     (f32) => {
         Param::F32
     };
+    (f64) => {
+        Param::F64
+    };
 }
 
 /// The field type in [`Launch`]: the host's buffer handle, or the scalar.
@@ -139,6 +151,9 @@ macro_rules! to_arg {
     };
     ($v:expr, f32) => {
         Arg::F32($v)
+    };
+    ($v:expr, f64) => {
+        Arg::F64($v)
     };
 }
 
@@ -575,6 +590,38 @@ pair::pair_styles! { kernel_table! {
     MdDrift = nbody_md_drift => periodic::drift_check(
         pos: Vec4[n], vel: Vec4[n], reference: Vec4[n], status: u32[STATUS_WORDS],
         n: u32, dt: f32, limit2: f32,
+    );
+    /// Collisional gravity: every body predicted to the block time:
+    /// [`hermite::hermite_predict`].
+    HermitePredict = nbody_hermite_predict => hermite::hermite_predict(
+        pos: Vec4d[n], vel: Vec4d[n], acc: Vec4d[n], jerk: Vec4d[n], ppos: Vec4d[n],
+        pvel: Vec4d[n], n: u32, next: f64, per_tick: f64,
+    );
+    /// The active bodies' predicted states as i-bodies: [`hermite::hermite_gather`].
+    HermiteGather = nbody_hermite_gather => hermite::hermite_gather(
+        ppos: Vec4d[n], pvel: Vec4d[n], active: u32[ni], ipos: Vec4d[ni], ivel: Vec4d[ni],
+        n: u32, ni: u32,
+    );
+    /// Corrected bodies written back: [`hermite::hermite_scatter`].
+    HermiteScatter = nbody_hermite_scatter => hermite::hermite_scatter(
+        update: Vec4d[4 * ni], active: u32[ni], pos: Vec4d[n], vel: Vec4d[n], acc: Vec4d[n],
+        jerk: Vec4d[n], n: u32, ni: u32,
+    );
+    /// Force, jerk and potential of i-bodies from j-bodies in f64:
+    /// [`hermite::hermite_force`].
+    HermiteForce = nbody_hermite_force => hermite::hermite_force<_, false>(
+        jpos: Vec4d[nj], jvel: Vec4d[nj], ipos: Vec4d[ni], ivel: Vec4d[ni], islot: u32[ni],
+        partials: Vec4d[2 * ni * jparts], ni: u32, nj: u32, jparts: u32, eps2: f64,
+    );
+    /// [`HermiteForce`](Entry::HermiteForce) with the jerk in double-single
+    /// and `f32` (mixed precision).
+    HermiteForceMixed = nbody_hermite_force_mixed => hermite::hermite_force<_, true>(
+        jpos: Vec4d[nj], jvel: Vec4d[nj], ipos: Vec4d[ni], ivel: Vec4d[ni], islot: u32[ni],
+        partials: Vec4d[2 * ni * jparts], ni: u32, nj: u32, jparts: u32, eps2: f64,
+    );
+    /// The parts of a split force sum, added in order: [`hermite::hermite_reduce`].
+    HermiteReduce = nbody_hermite_reduce => hermite::hermite_reduce(
+        partials: Vec4d[2 * ni * jparts], out: Vec4d[2 * ni], ni: u32, jparts: u32,
     );
 } }
 

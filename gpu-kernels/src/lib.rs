@@ -19,6 +19,7 @@
 //! | [`block_pair`] | forces and potential between two separate blocks (a ring of ranks, several GPUs) |
 //! | [`integrate`] | kick, drift, the two fused, the divergence check |
 //! | [`energy`] | kinetic and softened potential energy, reduced in f64 |
+//! | [`hermite`] | collisional gravity: predictor, force + jerk + potential of active bodies (f64, mixed) |
 //! | [`periodic`] | short-range MD: the periodic box, ghosts, drift with the rebuild trigger |
 //! | [`scan`] | exclusive prefix sums over the grid (block scans, block sums) |
 //! | [`binning`] | short-range MD: the counting sort of bodies by cell |
@@ -79,6 +80,7 @@ pub mod block_pair;
 pub mod energy;
 pub mod entry;
 pub mod exec;
+pub mod hermite;
 pub mod integrate;
 pub mod interaction;
 pub mod neighbours;

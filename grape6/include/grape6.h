@@ -46,6 +46,22 @@
  *   GRAPE6_NB_MAX     neighbours kept per i-particle, 1 to 2^20 (default 256)
  *   GRAPE6_PRECISION  f64 (default) or mixed: nbody-host's Hermite force
  *                     loops (mixed: force to ~1e-14 relative, jerk ~1e-7)
+ *   GRAPE6_BACKEND    where the forces run: cpu (default; nbody-host's SIMD
+ *                     loops on all cores), cuda (GPU 0), cuda:N (GPU N), or
+ *                     emulator (the GPU kernels on the CPU: slow, for tests).
+ *                     cuda needs a libgrape6 built with
+ *                       cargo build --release -p grape6 --features cuda
+ *                     (which then needs NVIDIA's libcuda.so.1 to load, on
+ *                     any backend) and a GPU: otherwise g6_open returns
+ *                     G6_ERR_DEVICE. On a GPU the j-particles are predicted
+ *                     on the host (as on the CPU) and sent with each
+ *                     g6calc_firsthalf; force, jerk and potential come from
+ *                     nbody-host's Hermite kernels (the same formulas and
+ *                     precisions; the sums in another order, so the last
+ *                     bits differ from the CPU's); nearest neighbours and
+ *                     lists are found on the host.
+ *   GRAPE6_BLOCK      threads per block of the GPU force kernel, a power of
+ *                     two from 32 to 1024 (default 128)
  *   GRAPE6_QUIET      set and not "0": messages are stored, not printed
  *   RAYON_NUM_THREADS threads of the force loops (results are the same bits
  *                     on any number)
@@ -83,11 +99,14 @@ extern "C" {
                                    an index carried by two j-particles below nj */
 #define G6_ERR_CONFIG      -10  /* a bad GRAPE6_* variable at g6_open */
 #define G6_ERR_INTERNAL    -11  /* a bug in libgrape6 (caught, not a crash) */
+#define G6_ERR_DEVICE      -12  /* GRAPE6_BACKEND=cuda: no GPU (or a library
+                                   built without CUDA) at g6_open, or a driver
+                                   error during a calculation */
 
 /* ------------------------------------------------------------ C API */
 
 /* Opens the library with the GRAPE6_* settings: 0, or G6_ERR_ALREADY_OPEN,
- * G6_ERR_CONFIG. */
+ * G6_ERR_CONFIG, G6_ERR_DEVICE. */
 int g6_open(int clusterid);
 
 /* Frees the j-memory; g6_open may follow. 0 or G6_ERR_NOT_OPEN. */

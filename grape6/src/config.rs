@@ -1,5 +1,6 @@
 //! What `g6_open` reads from the environment: the pipe count, the size of
-//! the j-memory and of each neighbour list, and the force precision.
+//! the j-memory and of each neighbour list, the force precision and where
+//! the forces run.
 //!
 //! | variable | meaning | default |
 //! | --- | --- | --- |
@@ -7,12 +8,16 @@
 //! | `GRAPE6_JMEM` | j-particle addresses, 1 to 2^28 (storage grows with the highest address set) | 4194304 |
 //! | `GRAPE6_NB_MAX` | neighbours kept per i-particle, 1 to 2^20 (more: overflow, `G6_OVERFLOW`) | 256 (Sapporo2's) |
 //! | `GRAPE6_PRECISION` | `f64` or `mixed` (nbody-host's two Hermite force loops) | `f64` |
+//! | `GRAPE6_BACKEND` | `cpu`, `cuda` (device 0), `cuda:N`, or `emulator` (nbody-host's CPU emulator of the GPU kernels: slow, for tests) | `cpu` |
+//! | `GRAPE6_BLOCK` | threads per block of the GPU force kernel, a power of two from 32 to 1024 | 128 |
 //! | `GRAPE6_QUIET` | set and not `0`: error messages are stored, not printed to stderr | unset |
 //!
-//! Threads: the force loops run on rayon's global pool (`RAYON_NUM_THREADS`);
-//! results are bit-identical on any thread count.
+//! Threads: on the CPU the force loops run on rayon's global pool
+//! (`RAYON_NUM_THREADS`); results are bit-identical on any thread count.
+//! `cuda` needs a libgrape6 built with the `cuda` feature (`cargo build
+//! --release -p grape6 --features cuda`) and NVIDIA's driver.
 
-use nbody_host::Precision;
+use nbody_host::{Backend, Precision};
 
 use crate::error::{G6_ERR_CONFIG, G6Error, Result};
 
@@ -27,6 +32,10 @@ pub struct Config {
     pub nb_max: usize,
     /// The force loops' precision.
     pub precision: Precision,
+    /// Where the forces run (never `Backend::Auto`).
+    pub backend: Backend,
+    /// Threads per block of the GPU force kernel.
+    pub block: u32,
 }
 
 impl Default for Config {
@@ -37,6 +46,8 @@ impl Default for Config {
             jmem: 1 << 22,
             nb_max: 256,
             precision: Precision::F64,
+            backend: Backend::cpu(),
+            block: 128,
         }
     }
 }
@@ -80,12 +91,48 @@ impl Config {
                 )
             })?,
         };
+        let backend = match get("GRAPE6_BACKEND") {
+            None => d.backend,
+            Some(v) => parse_backend(v.trim()).ok_or_else(|| {
+                G6Error::new(
+                    G6_ERR_CONFIG,
+                    format!("GRAPE6_BACKEND={v:?}: must be cpu, cuda, cuda:N or emulator"),
+                )
+            })?,
+        };
+        let block = match get("GRAPE6_BLOCK") {
+            None => d.block,
+            Some(v) => match v.trim().parse::<u32>() {
+                Ok(b) if b.is_power_of_two() && (32..=1024).contains(&b) => b,
+                _ => {
+                    return Err(G6Error::new(
+                        G6_ERR_CONFIG,
+                        format!("GRAPE6_BLOCK={v:?}: must be a power of two from 32 to 1024"),
+                    ));
+                }
+            },
+        };
         Ok(Config {
             npipes: count("GRAPE6_NPIPES", d.npipes, MAX_NPIPES)?,
             jmem: count("GRAPE6_JMEM", d.jmem, MAX_JMEM)?,
             nb_max: count("GRAPE6_NB_MAX", d.nb_max, MAX_NB)?,
             precision,
+            backend,
+            block,
         })
+    }
+}
+
+/// `cpu`, `cuda`, `cuda:N` or `emulator`.
+fn parse_backend(v: &str) -> Option<Backend> {
+    match v {
+        "cpu" => Some(Backend::cpu()),
+        "cuda" => Some(Backend::Cuda { device: 0 }),
+        "emulator" => Some(Backend::emulator()),
+        _ => v
+            .strip_prefix("cuda:")
+            .and_then(|d| d.parse().ok())
+            .map(|device| Backend::Cuda { device }),
     }
 }
 
@@ -114,10 +161,20 @@ mod tests {
             ("GRAPE6_JMEM", "1000"),
             ("GRAPE6_NB_MAX", " 7 "),
             ("GRAPE6_PRECISION", "mixed"),
+            ("GRAPE6_BACKEND", "cuda:1"),
+            ("GRAPE6_BLOCK", "256"),
         ])
         .unwrap();
         assert_eq!((c.npipes, c.jmem, c.nb_max), (48, 1000, 7));
         assert_eq!(c.precision, Precision::Mixed);
+        assert_eq!((c.backend, c.block), (Backend::Cuda { device: 1 }, 256));
+        for (v, b) in [
+            ("cpu", Backend::cpu()),
+            ("cuda", Backend::Cuda { device: 0 }),
+            (" emulator", Backend::emulator()),
+        ] {
+            assert_eq!(with(&[("GRAPE6_BACKEND", v)]).unwrap().backend, b);
+        }
     }
 
     #[test]
@@ -129,6 +186,10 @@ mod tests {
             ("GRAPE6_JMEM", "-5"),
             ("GRAPE6_NB_MAX", ""),
             ("GRAPE6_PRECISION", "f32"),
+            ("GRAPE6_BACKEND", "gpu"),
+            ("GRAPE6_BACKEND", "cuda:x"),
+            ("GRAPE6_BLOCK", "100"),
+            ("GRAPE6_BLOCK", "2048"),
         ] {
             let e = with(&[(k, v)]).unwrap_err();
             assert_eq!(e.code, G6_ERR_CONFIG);

@@ -40,6 +40,9 @@ pub const G6_ERR_ARGUMENT: i32 = -9;
 pub const G6_ERR_CONFIG: i32 = -10;
 /// A bug in the library (a Rust panic, caught at the C boundary).
 pub const G6_ERR_INTERNAL: i32 = -11;
+/// The GPU failed (`GRAPE6_BACKEND=cuda`): no device at `g6_open`, or a
+/// driver error during a calculation.
+pub const G6_ERR_DEVICE: i32 = -12;
 
 /// What a call returns instead of success: a `G6_*` code and a message
 /// naming the bad value.
@@ -82,6 +85,7 @@ pub fn code_name(code: i32) -> &'static str {
         G6_ERR_ARGUMENT => "G6_ERR_ARGUMENT",
         G6_ERR_CONFIG => "G6_ERR_CONFIG",
         G6_ERR_INTERNAL => "G6_ERR_INTERNAL",
+        G6_ERR_DEVICE => "G6_ERR_DEVICE",
         _ => "unknown",
     }
 }

@@ -1,7 +1,9 @@
 //! `libgrape6`: the GRAPE-6 / Sapporo2 API that 4th-order Hermite codes
 //! (AMUSE's ph4, phiGRAPE, NBODY4-style codes) link against, over
-//! nbody-host's CPU force and jerk loops ([`nbody_host::hermite::ForceJerk`],
-//! f64 or mixed precision).
+//! nbody-host's Hermite force and jerk loops, f64 or mixed precision: the
+//! CPU's ([`nbody_host::hermite::ForceJerk`]) or, with `GRAPE6_BACKEND=cuda`
+//! and the `cuda` feature, the GPU kernels
+//! ([`Backend::hermite_forces`](nbody_host::Backend::hermite_forces)).
 //!
 //! The C and Fortran entry points are in [`ffi`] and declared, with their
 //! contracts, in `grape6/include/grape6.h`; [`Library`] is the same state as
@@ -25,9 +27,10 @@
 //! would have crashed or computed garbage ([`error`]); settings come from
 //! `GRAPE6_*` environment variables ([`config`]).
 //!
-//! Not yet: a CUDA backend (the force+jerk GPU kernels do not exist yet);
-//! 6th-order (`k18`, snap) and per-particle softening (Sapporo2's other
-//! interfaces).
+//! On a GPU the j-particles are still predicted on the host and sent with
+//! each calculation (the device keeps no j-memory of its own yet), and the
+//! neighbour searches run on the host. Not yet: 6th-order (`k18`, snap)
+//! and per-particle softening (Sapporo2's other interfaces).
 
 pub mod config;
 pub mod error;

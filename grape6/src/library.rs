@@ -9,13 +9,13 @@
 //! first request for them. A `firsthalf` that is never finished costs only
 //! its checks and the prediction (ph4's `sync_gpu` issues such calls).
 
-use nbody_host::hermite::{Field, ForceJerk, Sink};
+use nbody_host::hermite::{Field, HermiteForces, Sink};
 use rayon::prelude::*;
 
 use crate::config::Config;
 use crate::error::{
-    G6_ERR_ARGUMENT, G6_ERR_CONFIG, G6_ERR_NOT_FINITE, G6_ERR_PIPES, G6_ERR_SEQUENCE, G6_OVERFLOW,
-    G6Error, Result,
+    G6_ERR_ARGUMENT, G6_ERR_CONFIG, G6_ERR_DEVICE, G6_ERR_NOT_FINITE, G6_ERR_PIPES,
+    G6_ERR_SEQUENCE, G6_OVERFLOW, G6Error, Result,
 };
 use crate::jmem::{JMemory, JParticle, Predicted};
 
@@ -77,11 +77,11 @@ pub struct ListInfo {
     pub written: usize,
 }
 
-/// The GRAPE-6 state: j-memory, the time `ti`, the last calculation.
-#[derive(Debug)]
+/// The GRAPE-6 state: j-memory, the time `ti`, the last calculation, and
+/// where the forces run.
 pub struct Library {
     config: Config,
-    forces: ForceJerk,
+    forces: Box<dyn HermiteForces>,
     j: JMemory,
     ti: f64,
     predicted: Predicted,
@@ -91,12 +91,38 @@ pub struct Library {
 /// Pairs below which the neighbour search runs on the calling thread.
 const PARALLEL_PAIRS: usize = 1 << 15;
 
+impl std::fmt::Debug for Library {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Library")
+            .field("config", &self.config)
+            .field("forces", &self.forces.kind())
+            .field("filled", &self.j.filled())
+            .field("ti", &self.ti)
+            .finish()
+    }
+}
+
 impl Library {
-    /// A library with `config`'s pipes, memory and precision (the force loops
-    /// of the best instruction set this CPU has).
+    /// A library with `config`'s pipes, memory, precision and backend (on
+    /// the CPU, the force loops of the best instruction set it has; on a
+    /// GPU, nbody-host's Hermite kernels with `config.block` threads per
+    /// block). No device, or a build without the `cuda` feature, is
+    /// [`G6_ERR_DEVICE`]; a backend the library does not know,
+    /// [`G6_ERR_CONFIG`].
     pub fn open(config: Config) -> Result<Library> {
-        let forces = ForceJerk::new(None, config.precision)
-            .map_err(|e| G6Error::new(G6_ERR_CONFIG, format!("the force loops: {e}")))?;
+        let forces = config
+            .backend
+            .hermite_forces(config.precision, config.block)
+            .map_err(|e| {
+                let code = match e {
+                    nbody_host::Error::InvalidBlockSize { .. } => G6_ERR_CONFIG,
+                    _ => G6_ERR_DEVICE,
+                };
+                G6Error::new(
+                    code,
+                    format!("the force loops on {:?}: {e}", config.backend),
+                )
+            })?;
         Ok(Library {
             j: JMemory::new(config.jmem),
             config,
@@ -112,9 +138,9 @@ impl Library {
         &self.config
     }
 
-    /// The force loops in use (instruction set, precision).
-    pub fn forces(&self) -> &ForceJerk {
-        &self.forces
+    /// The force loops in use (where they run, precision).
+    pub fn forces(&self) -> &dyn HermiteForces {
+        &*self.forces
     }
 
     /// i-particles per calculation.
@@ -282,7 +308,7 @@ impl Library {
         out: &mut [Results],
         nearest: Option<&mut [i32]>,
     ) -> Result<()> {
-        let forces = self.forces;
+        let forces = &mut self.forces;
         let nb_max = self.config.nb_max;
         let b = begun(&mut self.calc, Some((nj, ni)))?;
         let predicted = &self.predicted;
@@ -294,7 +320,14 @@ impl Library {
         }
         if b.fields.is_none() {
             let mut fields = vec![Field::default(); b.index.len()];
-            forces.evaluate(&predicted.sources, &b.sinks, b.eps2, &mut fields);
+            forces
+                .evaluate(&predicted.sources, &b.sinks, b.eps2, &mut fields)
+                .map_err(|e| {
+                    G6Error::new(
+                        G6_ERR_DEVICE,
+                        format!("the force calculation on {}: {e}", forces.kind()),
+                    )
+                })?;
             check_finite(b, predicted, &fields)?;
             b.fields = Some(fields);
         }

@@ -3,15 +3,17 @@
 //! (`hermite::reference::field`) on an independently predicted system,
 //! neighbour lists and nearest neighbours against a brute-force search,
 //! self-exclusion by index (not address), the calculation as a snapshot,
-//! and the same bits on any thread count.
+//! and the same bits on any thread count; the same on the GPU kernels
+//! (`GRAPE6_BACKEND=emulator` here, `cuda` on the software CUDA device:
+//! `scripts/ci-softcuda.sh`).
 
 mod common;
 
 use common::{Rng, predict, predict_as_library, rel, system};
-use grape6::error::{G6_ERR_ARGUMENT, G6_OVERFLOW};
+use grape6::error::{G6_ERR_ARGUMENT, G6_ERR_CONFIG, G6_ERR_DEVICE, G6_OVERFLOW};
 use grape6::{Config, IBlock, JParticle, Library, Results};
-use nbody_host::Precision;
 use nbody_host::hermite::reference;
+use nbody_host::{Backend, Precision};
 
 const TI: f64 = 0.15;
 const EPS2: f64 = 1e-4;
@@ -57,10 +59,17 @@ fn calc(
 /// the reference, for a block of members (their own predicted state) and
 /// two outside i-particles.
 fn errors_against_reference(precision: Precision) -> (f64, f64, f64) {
+    errors_on(precision, Backend::cpu())
+}
+
+/// [`errors_against_reference`] with the forces on `backend`.
+fn errors_on(precision: Precision, backend: Backend) -> (f64, f64, f64) {
     let n = 300;
     let (p, address) = system(n, 11);
     let config = Config {
         precision,
+        backend,
+        block: 64,
         ..Config::default()
     };
     let mut lib = open(config, &p, &address);
@@ -111,6 +120,48 @@ fn mixed_precision_meets_its_documented_bounds() {
         ea < 1e-12 && ej < 1e-5 && ep < 1e-12,
         "{ea:e} {ej:e} {ep:e}"
     );
+}
+
+/// The GPU kernels (on the emulator, and on CUDA when built with it and a
+/// device, real or software, is there) within the same bounds as the CPU.
+#[test]
+fn the_gpu_kernels_meet_the_same_bounds() {
+    let mut backends = vec![Backend::emulator()];
+    if cfg!(feature = "cuda") && std::env::var_os("GRAPE6_TEST_CUDA").is_some() {
+        backends.push(Backend::Cuda { device: 0 });
+    }
+    for backend in backends {
+        for (precision, tol_jerk) in [(Precision::F64, 1e-12), (Precision::Mixed, 1e-5)] {
+            let (ea, ej, ep) = errors_on(precision, backend);
+            println!(
+                "{backend:?} {precision}: max relative error force {ea:.1e}, jerk {ej:.1e}, \
+                 potential {ep:.1e}"
+            );
+            assert!(
+                ea < 1e-13 && ej < tol_jerk && ep < 1e-13,
+                "{backend:?} {precision}: {ea:e} {ej:e} {ep:e}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_backend_that_cannot_open_is_an_error_code() {
+    let bad_block = Config {
+        backend: Backend::emulator(),
+        block: 48,
+        ..Config::default()
+    };
+    assert_eq!(Library::open(bad_block).unwrap_err().code, G6_ERR_CONFIG);
+    if !cfg!(feature = "cuda") {
+        let cuda = Config {
+            backend: Backend::Cuda { device: 0 },
+            ..Config::default()
+        };
+        let e = Library::open(cuda).unwrap_err();
+        assert_eq!(e.code, G6_ERR_DEVICE, "{e}");
+        assert!(e.message.contains("cuda"), "{e}");
+    }
 }
 
 #[test]

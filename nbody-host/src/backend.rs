@@ -9,9 +9,12 @@ use crate::cuda::CudaDevice;
 use crate::emulator::{EmulatedDevice, LaunchOptions};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::hermite::fields::{BlockFields, CpuFields};
+use crate::hermite::{ForceJerk, HermiteForces, HermiteSettings, HermiteState, Precision};
 use crate::md::MdState;
 use crate::plan::block_pair::PairForces;
 use crate::plan::engine::PlanEngine;
+use crate::plan::hermite::DeviceFields;
 use crate::plan::md::MdPlanEngine;
 use crate::state::Bodies;
 
@@ -104,6 +107,81 @@ impl Backend {
             },
         })
     }
+}
+
+impl Backend {
+    /// This backend's Hermite force loops ([`HermiteForces`]): force, jerk
+    /// and potential of i-bodies from j-bodies in `precision`, on the GPU
+    /// kernels with blocks of `block` threads (a power of two in
+    /// `32..=1024`; the CPU ignores it). [`Backend::Auto`] is the CPU: the
+    /// GPU kernels have run on the emulator and the software CUDA device
+    /// only. What libgrape6 runs on (`GRAPE6_BACKEND`).
+    pub fn hermite_forces(
+        self,
+        precision: Precision,
+        block: u32,
+    ) -> Result<Box<dyn HermiteForces>> {
+        Ok(match self {
+            Backend::Cpu(tuning) => Box::new(ForceJerk::new(tuning.isa, precision)?),
+            Backend::Auto => Box::new(ForceJerk::new(None, precision)?),
+            Backend::Emulator { race_detection } => {
+                Box::new(DeviceFields::new(0, block, precision, || {
+                    emulated(race_detection)
+                })?)
+            }
+            Backend::Cuda { device } => Box::new(DeviceFields::new(0, block, precision, || {
+                CudaDevice::open(device)
+            })?),
+        })
+    }
+}
+
+/// Starts the Hermite engine ([`Integrator::Hermite`](crate::Integrator::Hermite))
+/// for `backend`: the block bookkeeping on the host in every case, the
+/// predictor and forces on the CPU loops or on the launch device (the
+/// emulator, CUDA; force blocks of the run's kernel block size).
+/// [`Backend::Auto`] resolves to the CPU (the GPU kernels have run on the
+/// emulator and the software CUDA device only). Also returns the backend it
+/// resolved to.
+pub(crate) fn create_hermite(
+    backend: Backend,
+    bodies: &Bodies,
+    params: &Params,
+    settings: HermiteSettings,
+    state: Option<HermiteState>,
+    time: f64,
+) -> Result<(Box<dyn Engine>, Backend)> {
+    let precision = settings.precision();
+    let block = params.kernel().block();
+    let resolved = match backend {
+        Backend::Auto => {
+            log::info!("backend auto: the Hermite integrator runs on the CPU");
+            Backend::Cpu(CpuTuning::default())
+        }
+        other => other,
+    };
+    let open = |n: usize| -> Result<Box<dyn BlockFields>> {
+        Ok(match resolved {
+            Backend::Cpu(tuning) => Box::new(CpuFields::new(tuning.isa, precision)?),
+            Backend::Emulator { race_detection } => {
+                Box::new(DeviceFields::new(n, block, precision, || {
+                    emulated(race_detection)
+                })?)
+            }
+            Backend::Cuda { device } => Box::new(DeviceFields::new(n, block, precision, || {
+                CudaDevice::open(device)
+            })?),
+            Backend::Auto => unreachable!("resolved above"),
+        })
+    };
+    let engine = crate::hermite::engine::create(bodies, params, settings, state, time, open)?;
+    log::info!(
+        "backend {:?} -> {} (hermite-block, {precision}) for N = {}",
+        backend,
+        engine.kind(),
+        bodies.len(),
+    );
+    Ok((engine, resolved))
 }
 
 /// Starts the engine for `backend`, resolving [`Backend::Auto`] and logging

@@ -199,12 +199,29 @@ pub enum Error {
         body: usize,
     },
 
-    /// Refusing to write a snapshot of a non-finite state.
-    #[error("refusing to write {path}: body {body} is not finite (the simulation diverged)")]
+    /// The run blew up, found by its physics rather than (only) by a
+    /// non-finite value: a body moved more than half the periodic box in
+    /// one step, or lies so far out that squared distances overflow `f32`
+    /// (which turns every force NaN).
+    #[error("the simulation exploded at step {step}: body {body} {reason}")]
+    Exploded {
+        /// The step after which it was found.
+        step: u64,
+        /// The body to blame.
+        body: usize,
+        /// What the body did, and the likely cause.
+        reason: String,
+    },
+
+    /// Refusing to write a snapshot of a run that diverged (non-finite or
+    /// exploded).
+    #[error(
+        "refusing to write {path}: body {body} is not finite or exploded (the simulation diverged)"
+    )]
     NonFiniteSnapshot {
         /// The file not written.
         path: PathBuf,
-        /// A non-finite body.
+        /// The body the divergence was blamed on.
         body: usize,
     },
 
@@ -314,6 +331,13 @@ pub enum Error {
         index: usize,
         /// Number of bodies.
         n: usize,
+    },
+
+    /// No body has this stable id ([`Simulation::ids`](crate::Simulation::ids)).
+    #[error("no body has id {id} (removed, or never given)")]
+    NoSuchId {
+        /// The id asked for.
+        id: u64,
     },
 
     /// A distributed run (feature `mpi`) stopped because another rank

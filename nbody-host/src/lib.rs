@@ -102,6 +102,21 @@ pub const PTX: &str = include_str!("../ptx/gpu_kernels.ptx");
 #[doc = include_str!("../../docs/library.md")]
 pub struct LibraryGuide;
 
+/// `docs/md.md`: any Rust example added to it runs as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/md.md")]
+pub struct MdGuide;
+
+/// `docs/render.md`: any Rust example added to it runs as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/render.md")]
+pub struct RenderGuide;
+
+/// `docs/performance.md`: any Rust example added to it runs as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/performance.md")]
+pub struct PerformanceGuide;
+
 /// `README.md`, whose examples run as doctests: they use only `nbody_host`
 /// and its re-exports, as a crate depending on it would.
 #[cfg(doctest)]

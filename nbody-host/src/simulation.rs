@@ -6,13 +6,17 @@
 //! `builder.rs` ([`SimulationBuilder`]: settings, validated at `build`),
 //! `edit.rs` (adding and removing bodies, cloning: engine restarts) and
 //! `persist.rs` (`.npy` snapshots, checkpoints and resuming).
+//!
+//! (Over 600 lines: the type, its start, steps and reads share one lock and the caches a step clears; the rest is split into simulation/.)
 
 mod builder;
 mod collisional;
+mod diverge;
 mod edit;
 mod persist;
 
 pub use builder::SimulationBuilder;
+use diverge::{Stopped, within_reach_of_box};
 
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
@@ -39,7 +43,8 @@ use crate::state::{Bodies, Energy, Momentum, State};
 /// | advance | [`step`](Simulation::step), [`integrate_to`](Simulation::integrate_to) (both check every step for divergence) |
 /// | read | [`positions`](Simulation::positions), [`velocities`](Simulation::velocities), [`masses`](Simulation::masses), [`bodies`](Simulation::bodies) (borrowed), [`state`](Simulation::state) (a copy), [`accelerations`](Simulation::accelerations) |
 /// | diagnose | [`energy`](Simulation::energy), [`momentum`](Simulation::momentum), [`steps_done`](Simulation::steps_done), [`time`](Simulation::time), [`thermo`](Simulation::thermo) and [`md_stats`](Simulation::md_stats) (short-range forces), [`images`](Simulation::images) (periodic box) |
-/// | change | [`add`](Simulation::add), [`extend`](Simulation::extend), [`remove`](Simulation::remove), [`try_clone`](Simulation::try_clone) |
+/// | change | [`add`](Simulation::add), [`extend`](Simulation::extend), [`remove`](Simulation::remove), [`remove_by_id`](Simulation::remove_by_id), [`try_clone`](Simulation::try_clone) |
+/// | identify | [`ids`](Simulation::ids) (stable through removals, files and MPI), [`index_of`](Simulation::index_of) |
 /// | save | [`save_npy`](Simulation::save_npy), [`save_checkpoint`](Simulation::save_checkpoint), [`ArchiveWriter::append`](crate::snapshot::ArchiveWriter::append) |
 /// | inspect | [`backend`](Simulation::backend), [`method`](Simulation::method), [`params`](Simulation::params), [`len`](Simulation::len) |
 ///
@@ -78,13 +83,30 @@ pub struct Simulation {
     step: u64,
     /// Simulated time: advanced by `params.dt_f64()` each step, in `f64`.
     time: f64,
-    diverged: Option<(u64, usize)>,
+    /// Set when a step diverged: every later step reports it again.
+    diverged: Option<Stopped>,
     /// The bodies at `step`, read back on first use after a step.
     mirror: OnceLock<Bodies>,
     /// The energy at `step`, computed on first use after a step.
     energy: OnceLock<Energy>,
     /// The thermo output at `step` (short-range forces), computed on first use.
     thermo: OnceLock<Thermo>,
+    /// Each body's stable id, in body order ([`Simulation::ids`]).
+    ids: Vec<u64>,
+    /// The id the next added body gets: above every id this run has had,
+    /// so a removed body's id is never handed out again (after a resume,
+    /// above every id in the file).
+    next_id: u64,
+}
+
+/// What a started engine carries on from before it (a checkpoint, the
+/// simulation it rebuilds or clones): its clock, its extra state, its ids.
+struct Continued {
+    step: u64,
+    time: f64,
+    md: Option<MdState>,
+    hermite: Option<HermiteState>,
+    ids: Option<Vec<u64>>,
 }
 
 impl Simulation {
@@ -94,12 +116,20 @@ impl Simulation {
         bodies: Bodies,
         params: Params,
         backend: Backend,
-        step: u64,
-        time: f64,
-        md: Option<MdState>,
-        hermite: Option<HermiteState>,
+        from: Continued,
     ) -> Result<Simulation> {
+        let Continued {
+            step,
+            time,
+            md,
+            hermite,
+            ids,
+        } = from;
         bodies.validate()?;
+        let ids = check_ids(ids, bodies.len())?;
+        if let Some(lengths) = params.boundary().lengths_f32() {
+            within_reach_of_box(&bodies, lengths)?;
+        }
         if let ForceLaw::Gravity(_) = params.force() {
             // Launch-shape errors (grid too large) before any device work.
             crate::plan::Plan::new(bodies.len(), params.clone())?;
@@ -125,13 +155,16 @@ impl Simulation {
         }
         memory::check(
             bodies.len(),
-            memory::ENGINE_BYTES_PER_BODY,
-            "the simulation's engine",
+            memory::engine_bytes_per_body(&bodies, &params, backend),
+            match params.force().cutoff() {
+                None => "the simulation's engine",
+                Some(_) => "the simulation's engine and its neighbour lists",
+            },
         )?;
         let (engine, backend) = match params.integrator().hermite() {
             // The collisional integrator has its own engine (`crate::hermite`).
             Some(settings) => {
-                crate::hermite::engine::create(backend, &bodies, &params, settings, hermite, time)?
+                backend::create_hermite(backend, &bodies, &params, settings, hermite, time)?
             }
             None => backend::create(backend, &bodies, &params, md.as_ref())?,
         };
@@ -152,6 +185,8 @@ impl Simulation {
             },
             energy: OnceLock::new(),
             thermo: OnceLock::new(),
+            next_id: ids.iter().max().map_or(0, |&m| m + 1),
+            ids,
         })
     }
 
@@ -186,8 +221,8 @@ impl Simulation {
     /// # Ok::<(), nbody_host::Error>(())
     /// ```
     pub fn step(&mut self, steps: u64) -> Result<()> {
-        if let Some((step, body)) = self.diverged {
-            return Err(Error::Diverged { step, body });
+        if let Some(stopped) = &self.diverged {
+            return Err(stopped.error());
         }
         if steps == 0 {
             return Ok(());
@@ -199,8 +234,9 @@ impl Simulation {
             )));
         }
         let report = self.engine_mut().step(steps);
-        // Whatever the engine reports, its state may have moved.
-        self.mirror = OnceLock::new();
+        // Whatever the engine reports, its state may have moved. The state
+        // before, if it was read, can still say who caused a divergence.
+        let before = std::mem::take(&mut self.mirror);
         self.energy = OnceLock::new();
         self.thermo = OnceLock::new();
         match report? {
@@ -211,8 +247,10 @@ impl Simulation {
             Some(d) => {
                 let step = self.step + d.after_step;
                 self.advance(d.steps_run);
-                self.diverged = Some((step, d.body));
-                Err(Error::Diverged { step, body: d.body })
+                let stopped = self.explain(step, d.body, before.get());
+                let error = stopped.error();
+                self.diverged = Some(stopped);
+                Err(error)
             }
         }
     }
@@ -294,6 +332,7 @@ impl Simulation {
             bodies: self.bodies()?.clone(),
             time: self.time,
             step: self.step,
+            ids: self.ids.clone(),
         })
     }
 
@@ -481,6 +520,36 @@ impl Simulation {
         self.n
     }
 
+    /// Each body's stable id, in body order (REBOUND's hashes): `0..N` as
+    /// built (or what [`SimulationBuilder::ids`] gave), kept through
+    /// [`remove`](Self::remove) of other bodies (which shifts the indices
+    /// above, not the ids), checkpoints, archives and MPI runs; a body
+    /// [`add`](Self::add)ed gets one above every id the run has had (never a
+    /// removed body's; after a resume, above every id in the file).
+    ///
+    /// ```
+    /// use nbody_host::{Backend, Body, Simulation, ic};
+    ///
+    /// let mut sim = Simulation::builder(ic::plummer(4, 1)).backend(Backend::cpu()).build()?;
+    /// assert_eq!(sim.ids(), [0, 1, 2, 3]);
+    /// sim.remove(1)?;                                   // indices shift, ids stay
+    /// assert_eq!(sim.ids(), [0, 2, 3]);
+    /// sim.add(Body::new(1e-3, [3.0, 0.0, 0.0], [0.0; 3]))?;
+    /// assert_eq!(sim.ids(), [0, 2, 3, 4]);
+    /// let body = sim.remove_by_id(3)?;                  // whatever its index now
+    /// assert_eq!((sim.ids(), sim.index_of(4)), (&[0, 2, 4][..], Some(2)));
+    /// # let _ = body;
+    /// # Ok::<(), nbody_host::Error>(())
+    /// ```
+    pub fn ids(&self) -> &[u64] {
+        &self.ids
+    }
+
+    /// The index of the body with stable id `id`, if there is one.
+    pub fn index_of(&self, id: u64) -> Option<usize> {
+        self.ids.iter().position(|&i| i == id)
+    }
+
     /// Always `false`: a simulation has at least one body.
     pub fn is_empty(&self) -> bool {
         self.n == 0
@@ -503,6 +572,27 @@ impl Simulation {
     pub fn device_seconds(&self) -> Option<f64> {
         self.engine().device_seconds()
     }
+}
+
+/// `ids` (set by [`SimulationBuilder::ids`] or a file) checked against
+/// `n` bodies, distinct; `0..n` without any.
+pub(crate) fn check_ids(ids: Option<Vec<u64>>, n: usize) -> Result<Vec<u64>> {
+    let Some(ids) = ids else {
+        return Ok(crate::state::default_ids(n));
+    };
+    if ids.len() != n {
+        return Err(Error::InvalidCombination(format!(
+            "{} ids for {n} bodies: one id per body",
+            ids.len()
+        )));
+    }
+    let mut seen = std::collections::HashSet::with_capacity(n);
+    if let Some(id) = ids.iter().find(|&&id| !seen.insert(id)) {
+        return Err(Error::InvalidCombination(format!(
+            "id {id} is given to two bodies: ids must be distinct"
+        )));
+    }
+    Ok(ids)
 }
 
 /// `time` advanced by `dt` `steps` times, one addition per step.

@@ -166,6 +166,40 @@ impl Bodies {
     }
 }
 
+/// Bodies from [`Body`] values, in order (not validated: [`Bodies::validate`],
+/// or the builder, does that).
+///
+/// ```
+/// use nbody_host::{Bodies, Body};
+///
+/// let b: Bodies = (0..3).map(|k| Body::new(1.0, [k as f32, 0.0, 0.0], [0.0; 3])).collect();
+/// assert_eq!((b.len(), b.positions[2].x), (3, 2.0));
+/// assert_eq!(Bodies::from(vec![Body::new(2.0, [0.0; 3], [0.0; 3])]).masses, [2.0]);
+/// ```
+impl FromIterator<Body> for Bodies {
+    fn from_iter<I: IntoIterator<Item = Body>>(iter: I) -> Bodies {
+        let mut bodies = Bodies::default();
+        bodies.extend(iter);
+        bodies
+    }
+}
+
+/// Appends [`Body`] values (see [`Bodies::push`]).
+impl Extend<Body> for Bodies {
+    fn extend<I: IntoIterator<Item = Body>>(&mut self, iter: I) {
+        for body in iter {
+            self.push(body);
+        }
+    }
+}
+
+/// Bodies from a `Vec` of [`Body`] (see the [`FromIterator`] impl).
+impl From<Vec<Body>> for Bodies {
+    fn from(bodies: Vec<Body>) -> Bodies {
+        bodies.into_iter().collect()
+    }
+}
+
 /// The first body, in the kernels' layout, whose position or velocity is
 /// not finite (the engines' divergence check).
 pub(crate) fn first_non_finite(pos: &[Vec4], vel: &[Vec4]) -> Option<usize> {
@@ -248,6 +282,22 @@ pub struct State {
     pub time: f64,
     /// Steps taken since the start (across checkpoints).
     pub step: u64,
+    /// Each body's stable id (REBOUND's hashes), in body order: `0..N` for
+    /// a simulation as built, kept by every body through removals of
+    /// others (which renumber the indices, not the ids), checkpoints,
+    /// archives and MPI runs; an added body gets one above all others.
+    /// Empty in a `State` made by hand: `0..N`.
+    pub ids: Vec<u64>,
+}
+
+/// The ids of a simulation built from `n` bodies: `0..n`.
+pub(crate) fn default_ids(n: usize) -> Vec<u64> {
+    (0..n as u64).collect()
+}
+
+/// Whether `ids` are the default `0..N`: files then leave them out.
+pub(crate) fn are_default_ids(ids: &[u64]) -> bool {
+    ids.iter().enumerate().all(|(i, &id)| id == i as u64)
 }
 
 /// Total energy, summed in `f64`.

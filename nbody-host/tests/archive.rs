@@ -311,3 +311,48 @@ fn the_documented_numpy_recipe_reads_the_archive() {
         assert_eq!(*line, expect);
     }
 }
+
+/// Issue 22, defect 4: the clock adds `dt` once a step, so after
+/// `integrate_to(0.1)` the time is a rounding away from 0.1 (above it for
+/// some `dt`: 0.10000000000000007); a lookup at 0.1 failed and one at 0.2
+/// returned the record at 0.1. A record within a small fraction of its
+/// step of `t` counts as at `t`; between records, the one before.
+#[test]
+fn lookup_by_time_is_not_thrown_off_by_the_clock_s_rounding() {
+    let dir = tempfile::tempdir().unwrap();
+    for (dt, every) in [(0.01, 0.1), (0.001, 0.1), (0.1 / 3.0, 0.1), (0.02, 0.06)] {
+        let path = dir.path().join(format!("run{dt}.nbar"));
+        let mut sim = Simulation::builder(nbody_host::ic::plummer(16, 1))
+            .dt(dt)
+            .backend(Backend::cpu())
+            .build()
+            .unwrap();
+        let mut writer = ArchiveWriter::create(&path).unwrap();
+        let mut steps = Vec::new();
+        for k in 1..=6 {
+            sim.integrate_to(every * k as f64).unwrap();
+            writer.append(&sim).unwrap();
+            steps.push(sim.steps_done());
+        }
+        let archive = Archive::open(&path).unwrap();
+        for (k, &step) in (1..=6).zip(&steps) {
+            let t = every * k as f64;
+            let at = archive
+                .at_time(t)
+                .unwrap_or_else(|e| panic!("dt {dt}, t = {t}: {e}"));
+            assert_eq!(at.state.step, step, "dt {dt}: at_time({t})");
+            // Half-way to the next record: still this one.
+            let mid = archive.at_time(t + 0.5 * every).unwrap();
+            assert_eq!(
+                mid.state.step,
+                step,
+                "dt {dt}: at_time({})",
+                t + 0.5 * every
+            );
+        }
+        assert!(
+            archive.at_time(0.5 * every).is_err(),
+            "dt {dt}: before the first record"
+        );
+    }
+}

@@ -248,6 +248,37 @@ fn runs_repeat_and_checkpoints_resume_bit_identically(world: &SimpleCommunicator
     }
 }
 
+/// The bodies' stable ids (issue 22): a run resumed over the ranks from a
+/// checkpoint whose bodies were renumbered by a removal keeps their ids in
+/// its state and its own checkpoint.
+fn ids_survive_a_distributed_run(world: &SimpleCommunicator, dir: &Path) {
+    let p = world.size();
+    let (start, end) = (
+        dir.join(format!("ids-{p}.ckpt")),
+        dir.join(format!("ids-{p}-end.ckpt")),
+    );
+    if world.rank() == 0 {
+        let mut one = single(&bodies(40, 5), 0.05, Integrator::Leapfrog);
+        one.remove_by_id(7).unwrap();
+        one.save_checkpoint(&start).unwrap();
+    }
+    world.barrier();
+    let builder = if world.rank() == 0 {
+        Simulation::resume(&start).unwrap().backend(Backend::cpu())
+    } else {
+        Simulation::builder(Bodies::default()).backend(Backend::cpu())
+    };
+    let mut sim = DistributedSimulation::build(world, builder, RingScheme::ThirdLaw).unwrap();
+    sim.step(2).unwrap();
+    sim.save_checkpoint(&end).unwrap();
+    let want: Vec<u64> = (0..40).filter(|&i| i != 7).collect();
+    if let Some(state) = sim.gather_state() {
+        assert_eq!(state.ids, want);
+        let back = nbody_host::Checkpoint::load(&end).unwrap();
+        assert_eq!(back.state.ids, want);
+    }
+}
+
 /// Leaves a checkpoint at step 3 and the straight run's state at step 6 for
 /// the runs on other rank counts, and resumes theirs: within twice the
 /// three-step bound of their straight run.
@@ -479,7 +510,7 @@ fn main() -> ExitCode {
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    let tests: [(&str, &dyn Fn()); 8] = [
+    let tests: [(&str, &dyn Fn()); 9] = [
         ("accelerations_match_the_oracle_and_one_process", &|| {
             accelerations_match_the_oracle_and_one_process(&world)
         }),
@@ -492,6 +523,9 @@ fn main() -> ExitCode {
         ),
         ("checkpoints_resume_on_another_rank_count", &|| {
             checkpoints_resume_on_another_rank_count(&world, &dir)
+        }),
+        ("ids_survive_a_distributed_run", &|| {
+            ids_survive_a_distributed_run(&world, &dir)
         }),
         ("snapshots_and_the_archive_hold_the_whole_system", &|| {
             snapshots_and_the_archive_hold_the_whole_system(&world, &dir)

@@ -1,92 +1,12 @@
-//! The `nbody_tiled` example's command line, run in-process: its source is
-//! compiled into this test as a module, so `cargo test --test example_cli`
-//! needs no separately built binary. `main` only prints the error line,
-//! turns its status into the exit code and picks the progress display.
+//! The `nbody_tiled` example's command line, run in-process (see
+//! `nbody_cli/mod.rs`): the result line, flags and their errors, exit
+//! statuses, progress and divergence. Inputs, outputs, checkpoints and
+//! archives are in `example_cli_files.rs`.
 
-#[allow(dead_code, reason = "the test calls only part of the example")]
-#[path = "../../examples/nbody_tiled.rs"]
-mod nbody_tiled;
+mod nbody_cli;
+use nbody_cli::*;
 
-use std::path::Path;
-
-use nbody_host::{Bodies, snapshot};
-
-mod common;
-use common::bits;
-
-/// What a run of the example printed and how it ended.
-struct Outcome {
-    out: String,
-    err: String,
-    result: Result<(), nbody_tiled::Failure>,
-}
-
-/// Runs the example with `args`, progress shown as `progress`.
-fn run_with(args: &[&str], progress: nbody_tiled::Progress) -> Outcome {
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let argv = std::iter::once("nbody_tiled").chain(args.iter().copied());
-    let result = nbody_tiled::cli(argv, &mut out, &mut err, progress);
-    Outcome {
-        out: String::from_utf8(out).unwrap(),
-        err: String::from_utf8(err).unwrap(),
-        result,
-    }
-}
-
-/// Runs the example with `args`; stdout and the `Err` line.
-fn run(args: &[&str]) -> (String, Result<(), String>) {
-    let o = run_with(args, nbody_tiled::Progress::Off);
-    (o.out, o.result.map_err(|f| f.line))
-}
-
-fn run_ok(args: &[&str]) -> String {
-    let (out, result) = run(args);
-    if let Err(e) = result {
-        panic!("{args:?}: {e}");
-    }
-    out
-}
-
-#[track_caller]
-fn run_err(args: &[&str]) -> String {
-    let (out, result) = run(args);
-    let line = result.expect_err("should fail");
-    assert!(line.starts_with("error: "), "{line:?}");
-    assert!(!line.contains('\n'), "one line: {line:?}");
-    assert!(!line.contains("panicked"), "{line:?}");
-    assert!(out.is_empty(), "no report on error: {out}");
-    line
-}
-
-/// The `key=value` fields of the `result` line, checked for exactly the
-/// documented keys in order.
-fn result_fields(out: &str) -> Vec<(String, String)> {
-    let last = out.lines().last().unwrap();
-    let rest = last.strip_prefix("result ").expect(last);
-    let fields: Vec<(String, String)> = rest
-        .split(' ')
-        .map(|kv| {
-            let (k, v) = kv.split_once('=').expect(kv);
-            (k.to_owned(), v.to_owned())
-        })
-        .collect();
-    let keys: Vec<&str> = fields.iter().map(|(k, _)| k.as_str()).collect();
-    assert_eq!(
-        keys,
-        [
-            "backend",
-            "kernel",
-            "integrator",
-            "n",
-            "steps",
-            "seconds",
-            "pips",
-            "energy_rel_change"
-        ],
-        "{last}"
-    );
-    fields
-}
+use nbody_host::Bodies;
 
 #[test]
 fn a_tiny_run_prints_the_result_line() {
@@ -219,122 +139,6 @@ fn bad_flags_and_files_give_one_error_line() {
     assert!(result.is_ok() && out.contains("--checkpoint"), "{out}");
 }
 
-#[test]
-fn init_from_npy_and_save() {
-    let dir = tempfile::tempdir().unwrap();
-    let init = dir.path().join("init.npy");
-    let bodies = nbody_host::ic::cold_disk(40, 2);
-    snapshot::save_npy(&init, &bodies).unwrap();
-    let saved = dir.path().join("out.npy");
-    let out = run_ok(&[
-        "--init",
-        init.to_str().unwrap(),
-        "--steps",
-        "0",
-        "--backend",
-        "cpu",
-        "--save",
-        saved.to_str().unwrap(),
-    ]);
-    assert_eq!(result_fields(&out)[3].1, "40");
-    assert_eq!(bits(&snapshot::load_npy(&saved).unwrap()), bits(&bodies));
-}
-
-fn final_state(dir: &Path, name: &str, extra: &[&str]) -> Bodies {
-    let save = dir.join(name);
-    let mut args = vec![
-        "--n",
-        "64",
-        "--ic",
-        "collision",
-        "--seed",
-        "9",
-        "--integrator",
-        "leapfrog",
-        "--dt",
-        "0.02",
-        "--backend",
-        "cpu",
-        "--save",
-        save.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    run_ok(&args);
-    snapshot::load_npy(&save).unwrap()
-}
-
-#[test]
-fn checkpoint_and_resume_match_a_straight_run() {
-    let dir = tempfile::tempdir().unwrap();
-    let ckpt = dir.path().join("run.ckpt");
-    let ckpt = ckpt.to_str().unwrap();
-    let straight = final_state(dir.path(), "straight.npy", &["--steps", "10"]);
-    // "Killed" after 7 of 10 steps, with checkpoints at 3 and 6 (and 7, the end).
-    let partial = final_state(
-        dir.path(),
-        "partial.npy",
-        &["--steps", "7", "--checkpoint", ckpt, "--every", "3"],
-    );
-    let cp = nbody_host::Checkpoint::load(ckpt).unwrap();
-    assert_eq!(cp.state.step, 7);
-    assert_eq!(bits(&cp.state.bodies), bits(&partial));
-    // Resuming continues to the same total step count.
-    let resumed_path = dir.path().join("resumed.npy");
-    let out = run_ok(&[
-        "--resume",
-        ckpt,
-        "--steps",
-        "10",
-        "--backend",
-        "cpu",
-        "--save",
-        resumed_path.to_str().unwrap(),
-    ]);
-    assert_eq!(result_fields(&out)[4].1, "3", "3 more steps: {out}");
-    let resumed = snapshot::load_npy(&resumed_path).unwrap();
-    assert_eq!(bits(&resumed), bits(&straight));
-    assert_ne!(bits(&resumed), bits(&partial));
-    // The resumed run was not asked for a checkpoint: the file still holds step 7.
-    assert_eq!(nbody_host::Checkpoint::load(ckpt).unwrap().state.step, 7);
-}
-
-/// `--render` writes a GIF with one frame at the start and one every
-/// `--render-every` steps (the last one at the end of the run), and the
-/// rendering does not change the trajectory.
-#[test]
-fn render_writes_a_gif_with_the_expected_frames() {
-    let dir = tempfile::tempdir().unwrap();
-    let gif = dir.path().join("run.gif");
-    let plain = dir.path().join("plain.npy");
-    let drawn = dir.path().join("drawn.npy");
-    let common = ["--backend", "cpu", "--n", "64", "--steps", "7"];
-    run_ok(&[&common[..], &["--save", plain.to_str().unwrap()]].concat());
-    let out = run_ok(
-        &[
-            &common[..],
-            &["--render", gif.to_str().unwrap(), "--render-every", "3"],
-            &["--save", drawn.to_str().unwrap()],
-        ]
-        .concat(),
-    );
-    // Frames at steps 0, 3, 6 and 7.
-    assert!(out.contains("(4 frames)"), "{out}");
-    let mut decoder = gif::DecodeOptions::new()
-        .read_info(std::fs::File::open(&gif).unwrap())
-        .unwrap();
-    let mut frames = 0;
-    while decoder.read_next_frame().unwrap().is_some() {
-        frames += 1;
-    }
-    assert_eq!(frames, 4);
-    assert_eq!(
-        bits(&snapshot::load_npy(&plain).unwrap()),
-        bits(&snapshot::load_npy(&drawn).unwrap())
-    );
-    let line = run_err(&[&common[..], &["--render", "/no/such/dir/x.gif"]].concat());
-    assert!(line.contains("/no/such/dir"), "{line}");
-}
-
 /// Issue 14's repro of defect 2: `RAYON_NUM_THREADS=1` and `=2` runs of
 /// `--n 2048 --steps 1 --kernel triangle --save` wrote different files. A
 /// rayon pool of that many threads around the command line is what the
@@ -368,24 +172,6 @@ fn saved_state_is_the_same_on_1_and_2_threads() {
         })
         .collect();
     assert!(saved[0] == saved[1], "t1.npy and t2.npy differ");
-}
-
-/// Writes `bodies` as an .npy file in `dir` for `--init`; returns its path.
-fn init_file(dir: &Path, name: &str, bodies: &Bodies) -> String {
-    let path = dir.join(name);
-    snapshot::save_npy(&path, bodies).unwrap();
-    path.to_str().unwrap().to_owned()
-}
-
-/// A body so fast that its first drift (`--dt 10`) overflows `f32`, while
-/// the energy is finite in `f64`: a run that diverges at once.
-fn runaway_pair() -> Bodies {
-    Bodies::from_arrays(
-        &[[0.0; 3], [1.0, 0.0, 0.0]],
-        &[[3e38, 0.0, 0.0], [0.0; 3]],
-        &[1.0, 1.0],
-    )
-    .unwrap()
 }
 
 /// Issue 14, defect 4: an N too large to index or to allocate is an error
@@ -446,35 +232,6 @@ fn huge_n_under_a_memory_limit_is_an_error_naming_the_bytes() {
     );
 }
 
-/// Issue 14, defect 5: every output path is checked before the run. The
-/// run diverges at its first step, so an error that names the path shows
-/// the path was checked first.
-#[test]
-fn output_paths_are_checked_before_the_run() {
-    let dir = tempfile::tempdir().unwrap();
-    let init = init_file(dir.path(), "pair.npy", &runaway_pair());
-    let run = [
-        "--init",
-        &init,
-        "--dt",
-        "10",
-        "--steps",
-        "3",
-        "--backend",
-        "cpu",
-    ];
-    // The run itself fails with a divergence.
-    let e = run_err(&run);
-    assert!(e.contains("non-finite at step 1"), "{e}");
-    for flag in ["--save", "--checkpoint", "--render", "--archive"] {
-        let e = run_err(&[&run[..], &[flag, "/nonexistent_dir/x.out"]].concat());
-        assert!(
-            e.contains("/nonexistent_dir") && !e.contains("non-finite"),
-            "{flag}: {e}"
-        );
-    }
-}
-
 /// Issue 14, defect 6: `--no-energy` skips both energy sums; the result
 /// line says `energy_rel_change=skipped`. Coincident bodies at softening 0
 /// have an infinite energy, which stops a run that computes it.
@@ -506,74 +263,6 @@ fn no_energy_skips_the_energy() {
     assert!(out.contains("energy      skipped (--no-energy)"), "{out}");
 }
 
-/// Issue 14, defect 8: a fresh run does not overwrite an existing
-/// checkpoint or archive unless `--force`.
-#[test]
-fn existing_outputs_of_another_run_need_force() {
-    let dir = tempfile::tempdir().unwrap();
-    let ckpt = dir.path().join("run.ckpt");
-    let ckpt = ckpt.to_str().unwrap();
-    let archive = dir.path().join("run.nbar");
-    let archive = archive.to_str().unwrap();
-    for (flag, path) in [("--checkpoint", ckpt), ("--archive", archive)] {
-        std::fs::write(path, b"another run's file").unwrap();
-        let args = ["--n", "32", "--steps", "2", "--backend", "cpu", flag, path];
-        let e = run_err(&args);
-        assert!(e.contains(path) && e.contains("--force"), "{e}");
-        assert_eq!(std::fs::read(path).unwrap(), b"another run's file");
-        run_ok(&[&args[..], &["--force"]].concat());
-        assert_ne!(std::fs::read(path).unwrap(), b"another run's file");
-    }
-}
-
-/// Issue 14, defect 8: on `--resume`, `--steps` below the checkpoint's step
-/// is an error; parameters other than the checkpoint's are refused unless
-/// `--allow-changes`, which applies them and says so; `--seed` with
-/// `--resume` or `--init` is refused.
-#[test]
-fn resume_refuses_what_it_would_silently_ignore() {
-    let dir = tempfile::tempdir().unwrap();
-    let ckpt = dir.path().join("run.ckpt");
-    let ckpt = ckpt.to_str().unwrap();
-    run_ok(&[
-        "--n",
-        "32",
-        "--steps",
-        "7",
-        "--dt",
-        "0.02",
-        "--backend",
-        "cpu",
-        "--checkpoint",
-        ckpt,
-    ]);
-    let e = run_err(&["--resume", ckpt, "--steps", "5", "--backend", "cpu"]);
-    assert!(e.contains("--steps 5") && e.contains("step 7"), "{e}");
-    let out = run_ok(&["--resume", ckpt, "--steps", "7", "--backend", "cpu"]);
-    assert_eq!(result_fields(&out)[4].1, "0");
-    let resume = ["--resume", ckpt, "--steps", "8", "--backend", "cpu"];
-    for (flag, value, needle) in [
-        ("--dt", "0.05", "dt 0.02 -> 0.05"),
-        ("--kernel", "triangle", "kernel tiled -> triangle"),
-        ("--integrator", "leapfrog", "integrator euler -> leapfrog"),
-        ("--softening", "0.2", "softening 0.1 -> 0.2"),
-        ("--block", "64", "block 256 -> 64"),
-    ] {
-        let args = [&resume[..], &[flag, value]].concat();
-        let e = run_err(&args);
-        assert!(e.contains(needle) && e.contains("--allow-changes"), "{e}");
-        let out = run_ok(&[&args[..], &["--allow-changes"]].concat());
-        assert!(out.contains(needle), "{out}");
-    }
-    // The checkpoint's own values are not changes.
-    run_ok(&[&resume[..], &["--dt", "0.02"]].concat());
-    let init = init_file(dir.path(), "init.npy", &nbody_host::ic::plummer(8, 1));
-    for other in [["--resume", ckpt], ["--init", init.as_str()]] {
-        let e = run_err(&[&other[..], &["--seed", "3", "--backend", "cpu"]].concat());
-        assert!(e.contains("--seed"), "{e}");
-    }
-}
-
 /// `--version`, and the help states the units and the exit statuses.
 #[test]
 fn version_units_and_exit_statuses_are_documented() {
@@ -594,82 +283,6 @@ fn version_units_and_exit_statuses_are_documented() {
     ] {
         assert!(help.contains(needle), "{needle}: {help}");
     }
-}
-
-/// `--archive FILE --every K` writes a record at the start, every K steps
-/// and at the end; a run killed after its checkpoint and resumed continues
-/// the archive so that it ends byte-identical to an uninterrupted run's.
-#[test]
-fn the_archive_of_a_killed_and_resumed_run_equals_a_straight_ones() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
-    let common = [
-        "--n",
-        "48",
-        "--ic",
-        "plummer",
-        "--dt",
-        "0.01",
-        "--backend",
-        "cpu",
-    ];
-    let straight = p("straight.nbar");
-    run_ok(
-        &[
-            &common[..],
-            &["--steps", "10", "--every", "3", "--archive", &straight],
-        ]
-        .concat(),
-    );
-    let archive = nbody_host::snapshot::Archive::open(&straight).unwrap();
-    let steps: Vec<u64> = archive.records().iter().map(|r| r.step).collect();
-    assert_eq!(steps, [0, 3, 6, 9, 10]);
-
-    let (ckpt, resumed) = (p("run.ckpt"), p("resumed.nbar"));
-    run_ok(
-        &[
-            &common[..],
-            &[
-                "--steps",
-                "6",
-                "--every",
-                "3",
-                "--checkpoint",
-                &ckpt,
-                "--archive",
-                &resumed,
-            ],
-        ]
-        .concat(),
-    );
-    // The doomed continuation: archived step 8, then killed mid-append.
-    run_ok(&[
-        "--resume",
-        &ckpt,
-        "--steps",
-        "8",
-        "--backend",
-        "cpu",
-        "--archive",
-        &resumed,
-    ]);
-    let bytes = std::fs::read(&resumed).unwrap();
-    std::fs::write(&resumed, &bytes[..bytes.len() - 100]).unwrap();
-    run_ok(&[
-        "--resume",
-        &ckpt,
-        "--steps",
-        "10",
-        "--every",
-        "3",
-        "--backend",
-        "cpu",
-        "--checkpoint",
-        &ckpt,
-        "--archive",
-        &resumed,
-    ]);
-    assert!(std::fs::read(&resumed).unwrap() == std::fs::read(&straight).unwrap());
 }
 
 /// Issue 14, defect 8: one exit status per kind of failure (every failure
@@ -772,4 +385,173 @@ fn progress_lines_and_notes_go_to_stderr() {
         "{}",
         o.err
     );
+}
+
+/// Issue 22, defect 1: `--cpu-isa` is honoured whenever the CPU backend
+/// runs, also when `--backend auto` chose it (it was ignored unless
+/// `--backend cpu`), and refused (status 2) where it cannot apply: another
+/// backend, or another architecture's instruction set.
+#[test]
+fn cpu_isa_applies_whenever_the_cpu_runs_and_is_refused_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    let common = ["--n", "300", "--steps", "2", "--kernel", "triangle"];
+    let auto = run_ok(
+        &[
+            &common[..],
+            &["--cpu-isa", "scalar", "--save", &p("auto.npy")],
+        ]
+        .concat(),
+    );
+    assert!(auto.contains("backend     cpu (scalar, "), "{auto}");
+    run_ok(
+        &[
+            &common[..],
+            &[
+                "--backend",
+                "cpu",
+                "--cpu-isa",
+                "scalar",
+                "--save",
+                &p("cpu.npy"),
+            ],
+        ]
+        .concat(),
+    );
+    run_ok(&[&common[..], &["--backend", "cpu", "--save", &p("best.npy")]].concat());
+    let bytes = |name: &str| std::fs::read(p(name)).unwrap();
+    assert!(
+        bytes("auto.npy") == bytes("cpu.npy"),
+        "auto + scalar is the scalar loop"
+    );
+    if nbody_host::Isa::detect() != nbody_host::Isa::Scalar {
+        assert!(
+            bytes("auto.npy") != bytes("best.npy"),
+            "and not the best one's"
+        );
+    }
+    use nbody_tiled::exit;
+    for (args, needle) in [
+        (
+            vec!["--backend", "emulator", "--cpu-isa", "avx2"],
+            "--backend emulator",
+        ),
+        (vec!["--cpu-isa", foreign_isa()], foreign_isa()),
+        (
+            vec!["--backend", "cpu", "--cpu-isa", foreign_isa()],
+            foreign_isa(),
+        ),
+    ] {
+        let args = [&common[..], &args[..]].concat();
+        let o = run_with(&args, nbody_tiled::Progress::Off);
+        let f = o.result.expect_err("should fail");
+        assert_eq!(f.code, exit::USAGE, "{args:?}: {}", f.line);
+        assert!(
+            f.line.contains("--cpu-isa") && f.line.contains(needle),
+            "{}",
+            f.line
+        );
+    }
+}
+
+/// Issue 22, defect 4: the report prints the time rounded (the clock adds
+/// `dt` once a step: ten steps of 0.01 are 0.09999999999999999).
+#[test]
+fn the_report_prints_the_time_rounded() {
+    let out = run_ok(&[
+        "--n",
+        "16",
+        "--steps",
+        "10",
+        "--dt",
+        "0.01",
+        "--backend",
+        "cpu",
+    ]);
+    let line = out.lines().find(|l| l.starts_with("bodies ")).unwrap();
+    assert!(line.ends_with("t = 0.1"), "{line}");
+}
+
+/// Issue 22, defect 3: a body so far out (1e20) that squared distances
+/// overflow `f32` made every acceleration NaN, reported as "a close
+/// encounter" of body 0. The error names that body and why (status 5).
+#[test]
+fn a_body_too_far_out_for_f32_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let far = Bodies::from_arrays(
+        &[[0.0; 3], [1.0, 0.0, 0.0], [1e20, 0.0, 0.0], [0.0, 1.0, 0.0]],
+        &[[0.0; 3]; 4],
+        &[1.0; 4],
+    )
+    .unwrap();
+    let init = init_file(dir.path(), "far.npy", &far);
+    for kernel in ["tiled", "triangle"] {
+        let args = [
+            "--init",
+            &init,
+            "--steps",
+            "2",
+            "--backend",
+            "cpu",
+            "--kernel",
+            kernel,
+        ];
+        let o = run_with(&args, nbody_tiled::Progress::Off);
+        let f = o.result.expect_err("should fail");
+        assert_eq!(f.code, nbody_tiled::exit::DIVERGED, "{}", f.line);
+        assert!(
+            f.line.contains("body 2") && f.line.contains("1e20"),
+            "{}",
+            f.line
+        );
+        assert!(!f.line.contains("close encounter"), "{}", f.line);
+    }
+}
+
+/// Issue 22, usability: progress on long work. Without a terminal, plain
+/// lines at most every interval, also while one phase (the initial
+/// conditions, an energy sum, a step) lasts, with the rate; nothing with
+/// `--quiet`; the report on stdout is the same either way.
+#[test]
+fn progress_shows_long_phases_and_quiet_silences_it() {
+    let args = [
+        "--n",
+        "1024",
+        "--steps",
+        "3",
+        "--backend",
+        "emulator",
+        "--dt",
+        "0.001",
+    ];
+    let every = std::time::Duration::from_millis(10);
+    let o = run_with(&args, nbody_tiled::Progress::Lines(every));
+    assert!(o.result.is_ok(), "{:?}", o.result.err());
+    let lines: Vec<&str> = o.err.lines().collect();
+    assert!(
+        lines.iter().all(|l| l.starts_with("progress: ")),
+        "{}",
+        o.err
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("energy")),
+        "a line while an energy sum runs: {}",
+        o.err
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("steps/s")),
+        "the stepping rate: {}",
+        o.err
+    );
+    let quiet = [&args[..], &["--quiet"]].concat();
+    let q = run_with(&quiet, nbody_tiled::Progress::Lines(every));
+    assert!(q.result.is_ok() && q.err.is_empty(), "{}", q.err);
+    let report = |out: &str| -> Vec<String> {
+        out.lines()
+            .filter(|l| !l.starts_with("wall time") && !l.starts_with("result "))
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(report(&o.out), report(&q.out));
+    assert_eq!(result_fields(&q.out).len(), 8);
 }

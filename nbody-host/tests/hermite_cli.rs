@@ -123,3 +123,40 @@ fn bad_hermite_flags_are_named_with_their_exit_status() {
     assert_eq!(field(&out, "steps"), "2");
     assert!(out.contains("t = 0.125"), "{out}");
 }
+
+/// `--backend emulator` runs the Hermite kernels (docs/collisional.md, "On
+/// the GPU"): the same block steps and force evaluations as the CPU, the
+/// energy change within rounding of the CPU's, and the emulator named on the
+/// result line.
+#[test]
+fn the_emulator_takes_the_cpus_block_steps_from_the_command_line() {
+    let args = |backend| {
+        [
+            "--integrator",
+            "hermite",
+            "--n",
+            "48",
+            "--ic",
+            "plummer",
+            "--steps",
+            "1",
+            "--dt",
+            "0.0625",
+            "--block",
+            "32",
+            "--backend",
+            backend,
+        ]
+    };
+    let (cpu, result) = run(&args("cpu"));
+    result.unwrap();
+    let (emu, result) = run(&args("emulator"));
+    result.unwrap();
+    assert_eq!(field(&emu, "backend"), "emulator");
+    assert_eq!(field(&emu, "kernel"), "hermite-block");
+    for key in ["block_steps", "force_evals"] {
+        assert_eq!(field(&emu, key), field(&cpu, key), "{key}");
+    }
+    let de = |out: &str| -> f64 { field(out, "energy_rel_change").parse().unwrap() };
+    assert!((de(&emu) - de(&cpu)).abs() <= 1e-12, "{emu}\n{cpu}");
+}

@@ -311,9 +311,29 @@ fn clones_continue_bit_identically_and_added_bodies_keep_the_images() {
         images.iter().any(|i| *i != [0; 3]),
         "some atom crossed a face"
     );
-    // An octahedral hole of the lattice (a / 2, 0, 0), 15 boxes away.
-    let l = sim.params().boundary().lengths().unwrap()[0];
-    let far = Body::new(1.0, [(0.25 * l + 15.0 * l) as f32, 0.0, 0.0], [0.0; 3]);
+    // The emptiest point of the melt (of a grid of candidates, the one
+    // farthest from every atom, minimum image), 15 boxes away. (An
+    // octahedral hole of the starting lattice, used before, had been
+    // filled by step 40: the added atom overlapped one, and the run
+    // exploded unnoticed until moves of half the box were caught.)
+    let l = sim.params().boundary().lengths().unwrap()[0] as f32;
+    let atoms = sim.positions().unwrap().to_vec();
+    let gap = |p: [f32; 3]| {
+        atoms
+            .iter()
+            .map(|a| {
+                let d = [0, 1, 2].map(|k| {
+                    let d = (p[k] - a[k]).rem_euclid(l);
+                    d.min(l - d)
+                });
+                d[0] * d[0] + d[1] * d[1] + d[2] * d[2]
+            })
+            .fold(f32::INFINITY, f32::min)
+    };
+    let grid =
+        (0..1000).map(|g| [g % 10, g / 10 % 10, g / 100].map(|k| (k as f32 + 0.5) * l / 10.0));
+    let hole = grid.max_by(|a, b| gap(*a).total_cmp(&gap(*b))).unwrap();
+    let far = Body::new(1.0, [hole[0] + 15.0 * l, hole[1], hole[2]], [0.0; 3]);
     sim.add(far).unwrap();
     let after = sim.images().unwrap().unwrap();
     assert_eq!(&after[..256], &images[..]);

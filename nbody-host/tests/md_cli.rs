@@ -1,104 +1,15 @@
-//! The `lj_melt` example's command line, run in-process (its source is
-//! compiled into this test as a module, as `example_cli.rs` does for
-//! `nbody_tiled`): the LAMMPS-style thermo table and result line, `--init`
-//! with `--box`, checkpoints and archives with a bit-identical resume, the
-//! plot, and one-line errors with their exit statuses.
+//! The `lj_melt` example's command line, run in-process (see
+//! `lj_cli/mod.rs`): the LAMMPS-style thermo table and result line,
+//! `--init` with `--box`, checkpoints and archives with a bit-identical
+//! resume, the plot, the emulator, progress, the flags shared with
+//! `nbody_tiled` and one-line errors with their exit statuses. The checks
+//! of runs that go wrong (memory, explosions, the timing table) are in
+//! `md_cli_checks.rs`.
 
-#[allow(dead_code, reason = "the test calls only part of the example")]
-#[path = "../../examples/lj_melt.rs"]
-mod lj_melt;
+mod lj_cli;
+use lj_cli::*;
 
 use nbody_host::snapshot::{self, Archive};
-
-struct Outcome {
-    out: String,
-    result: Result<(), lj_melt::Failure>,
-}
-
-fn run(args: &[&str]) -> Outcome {
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let argv = std::iter::once("lj_melt").chain(args.iter().copied());
-    let result = lj_melt::cli(argv, &mut out, &mut err, lj_melt::Progress::Off);
-    Outcome {
-        out: String::from_utf8(out).unwrap(),
-        result,
-    }
-}
-
-fn run_ok(args: &[&str]) -> String {
-    let o = run(args);
-    if let Err(f) = o.result {
-        panic!("{args:?}: {}", f.line);
-    }
-    o.out
-}
-
-#[track_caller]
-fn run_err(args: &[&str], code: u8) -> String {
-    let o = run(args);
-    let f = o.result.expect_err("should fail");
-    assert!(
-        f.line.starts_with("error: ") && !f.line.contains('\n'),
-        "{:?}",
-        f.line
-    );
-    assert_eq!(f.code, code, "{}", f.line);
-    f.line
-}
-
-/// The `key=value` fields of the `result` line, checked for exactly the
-/// documented keys in order.
-fn result_fields(out: &str) -> Vec<(String, String)> {
-    let last = out.lines().last().unwrap();
-    let fields: Vec<(String, String)> = last
-        .strip_prefix("result ")
-        .expect(last)
-        .split(' ')
-        .map(|kv| {
-            let (k, v) = kv.split_once('=').expect(kv);
-            (k.to_owned(), v.to_owned())
-        })
-        .collect();
-    let keys: Vec<&str> = fields.iter().map(|(k, _)| k.as_str()).collect();
-    assert_eq!(
-        keys,
-        [
-            "backend",
-            "atoms",
-            "steps",
-            "seconds",
-            "atom_steps_per_s",
-            "pe0",
-            "etotal0",
-            "etotal",
-            "temp"
-        ]
-    );
-    fields
-}
-
-fn field(fields: &[(String, String)], key: &str) -> f64 {
-    fields
-        .iter()
-        .find(|(k, _)| k == key)
-        .unwrap()
-        .1
-        .parse()
-        .unwrap()
-}
-
-/// The thermo rows (six numbers each).
-fn thermo(out: &str) -> Vec<[f64; 6]> {
-    out.lines()
-        .filter_map(|l| {
-            let v: Vec<f64> = l
-                .split_whitespace()
-                .map(|w| w.parse().ok())
-                .collect::<Option<_>>()?;
-            v.try_into().ok()
-        })
-        .collect()
-}
 
 #[test]
 fn a_small_melt_prints_the_thermo_table_the_time_split_and_the_result_line() {
@@ -129,7 +40,9 @@ fn a_small_melt_prints_the_thermo_table_the_time_split_and_the_result_line() {
         "Pair    |",
         "Neigh   |",
         "Modify  |",
-        "Neighbor list builds = 2",
+        // The loop's builds, as LAMMPS counts them: at step 20 (the
+        // set-up's build before the loop is not one).
+        "Neighbor list builds = 1,",
     ] {
         assert!(out.contains(section), "{section}: {out}");
     }
@@ -243,7 +156,13 @@ fn the_plot_shows_lammps_s_thermo_beside_ours() {
     assert!(out.contains("wrote"), "{out}");
     let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
     let info = decoder.read_info().unwrap();
-    assert_eq!((info.info().width, info.info().height), (900, 560));
+    // Two panels: the energies, and the drift of the total below.
+    assert_eq!((info.info().width, info.info().height), (900, 800));
+    // The plot samples the run densely, the table keeps to --thermo.
+    assert_eq!(
+        thermo(&out).iter().map(|r| r[0]).collect::<Vec<_>>(),
+        [0.0, 5.0, 10.0, 15.0, 20.0]
+    );
     std::fs::write(&table, "no numbers here\n").unwrap();
     let line = run_err(
         &[
@@ -337,4 +256,138 @@ fn bad_command_lines_and_inputs_are_one_line_errors_with_their_status() {
     ] {
         assert!(help.contains(flag), "{flag}");
     }
+}
+
+/// Issue 22, defect 1: `lj_melt --cpu-isa` without `--backend cpu` runs
+/// that instruction set (`--backend auto` runs Lennard-Jones on the CPU);
+/// with the emulator it is refused.
+#[test]
+fn cpu_isa_applies_with_the_default_backend() {
+    let out = run_ok(&["--cells", "4", "--steps", "2", "--cpu-isa", "scalar"]);
+    assert!(out.contains("backend     cpu (scalar, "), "{out}");
+    let line = run_err(
+        &[
+            "--cells",
+            "4",
+            "--steps",
+            "2",
+            "--backend",
+            "emulator",
+            "--cpu-isa",
+            "scalar",
+        ],
+        lj_melt::exit::USAGE,
+    );
+    assert!(line.contains("--cpu-isa"), "{line}");
+}
+
+/// Issue 22, defect 5: `lj_melt` refuses one path for two outputs too.
+#[test]
+fn one_path_for_two_outputs_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let same = dir.path().join("same.out");
+    let same = same.to_str().unwrap();
+    for (a, b) in [
+        ("--save", "--checkpoint"),
+        ("--checkpoint", "--archive"),
+        ("--archive", "--plot"),
+        ("--save", "--plot"),
+    ] {
+        let line = run_err(
+            &["--cells", "4", "--steps", "2", a, same, b, same],
+            lj_melt::exit::USAGE,
+        );
+        assert!(line.contains(a) && line.contains(b), "{line}");
+        assert!(!std::path::Path::new(same).exists());
+    }
+}
+
+/// Issue 22, defect 7: a gravity checkpoint given to `lj_melt --resume` is
+/// invalid input (status 3, it was 2) that says what it is and what runs it.
+#[test]
+fn a_gravity_checkpoint_is_named_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let ckpt = dir.path().join("gravity.ckpt");
+    nbody_host::Simulation::builder(nbody_host::ic::plummer(32, 1))
+        .backend(nbody_host::Backend::cpu())
+        .build()
+        .unwrap()
+        .save_checkpoint(&ckpt)
+        .unwrap();
+    let line = run_err(
+        &["--resume", ckpt.to_str().unwrap(), "--steps", "2"],
+        lj_melt::exit::INPUT,
+    );
+    assert!(
+        line.contains("this is a gravity checkpoint: use nbody_tiled"),
+        "{line}"
+    );
+}
+
+/// Issue 22, usability: the neighbour settings are words (they were a Rust
+/// debug dump, `Cells(CellList { .. bin_size: 0.0 })`), and dangerous builds
+/// are explained with what to do.
+#[test]
+fn neighbour_settings_and_dangerous_builds_are_explained() {
+    let out = run_ok(&["--cells", "5", "--steps", "40", "--thermo", "0"]);
+    let line = out.lines().find(|l| l.starts_with("neighbours ")).unwrap();
+    assert!(!line.contains("CellList") && !line.contains('{'), "{line}");
+    for words in [
+        "cell lists, skin 0.3",
+        "r_c + skin = 2.8",
+        "full Verlet lists",
+        "every 20 steps",
+    ] {
+        assert!(line.contains(words), "{words}: {line}");
+    }
+    // At T = 1.44 atoms move more than half the skin in 20 steps.
+    let builds = out
+        .lines()
+        .find(|l| l.starts_with("Neighbor list builds"))
+        .unwrap();
+    assert!(!builds.contains("dangerous builds = 0"), "{builds}");
+    assert!(out.contains("--rebuild-every 0"), "{out}");
+    let out = run_ok(&[
+        "--cells",
+        "5",
+        "--steps",
+        "40",
+        "--thermo",
+        "0",
+        "--rebuild-every",
+        "0",
+    ]);
+    assert!(
+        out.contains("dangerous builds = 0") && !out.contains("note "),
+        "{out}"
+    );
+    assert!(
+        out.contains("whenever an atom has moved half the skin"),
+        "{out}"
+    );
+}
+
+/// Issue 22, usability: `lj_melt` shows progress lines without a terminal
+/// (the step, the rate), none with `--quiet`.
+#[test]
+fn progress_lines_and_quiet() {
+    let args = ["lj_melt", "--cells", "4", "--steps", "4", "--thermo", "0"];
+    let lines = lj_melt::Progress::Lines(std::time::Duration::ZERO);
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    lj_melt::cli(args, &mut out, &mut err, lines).unwrap();
+    let err = String::from_utf8(err).unwrap();
+    assert!(
+        err.contains("progress: step 4/4 (100%)") && err.contains("steps/s"),
+        "{err}"
+    );
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    lj_melt::cli(
+        [&args[..], &["--quiet"]].concat(),
+        &mut out,
+        &mut err,
+        lines,
+    )
+    .unwrap();
+    assert!(err.is_empty(), "{}", String::from_utf8_lossy(&err));
+    assert!(String::from_utf8(out).unwrap().contains("result "));
 }

@@ -84,7 +84,10 @@ fn types_are_checked_before_any_work_and_travel_with_their_bodies() {
     let mut want = types.clone();
     want.remove(4);
     assert_eq!(sim.types().unwrap(), want);
-    sim.add(Body::new(1.0, [0.25, 0.1, 0.1], [0.0; 3])).unwrap();
+    // In the octahedral hole at the first cell's centre (a / 2 = 0.84 each
+    // way), not on top of a lattice atom (that run explodes: Error::Exploded).
+    sim.add(Body::new(1.0, [0.84, 0.84, 0.84], [0.0; 3]))
+        .unwrap();
     want.push(0);
     assert_eq!(sim.types().unwrap(), want);
     sim.step(3).unwrap();

@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 
 use crate::errors::{err, invalid, raise, to_py};
 use crate::options;
-use crate::run::{Run, is_short_range, rows_array, wrap_any};
+use crate::run::{Run, is_short_range, rows_array};
 
 /// An archive opened for reading (``nbody_tiled --archive``, ``lj_melt
 /// --archive``, ``ArchiveWriter``): ``len(a)``, ``a[i]`` (negative from the
@@ -290,4 +290,13 @@ impl ArchiveWriter {
     fn last_step(&self) -> Option<u64> {
         self.writer.last_step()
     }
+}
+
+/// `sim` as the Python class of its force law.
+fn wrap_any(py: Python<'_>, sim: nbody_host::Simulation) -> PyResult<Py<PyAny>> {
+    Ok(if is_short_range(sim.params().force()) {
+        crate::md::LennardJones::wrap(py, sim)?.into_any()
+    } else {
+        crate::gravity::Simulation::wrap(py, sim)?.into_any()
+    })
 }

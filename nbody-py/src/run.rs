@@ -239,15 +239,6 @@ fn class_name(force: &ForceLaw) -> &'static str {
     }
 }
 
-/// `sim` as the Python class of its force law.
-pub(crate) fn wrap_any(py: Python<'_>, sim: Simulation) -> PyResult<Py<PyAny>> {
-    Ok(if is_short_range(sim.params().force()) {
-        crate::md::LennardJones::wrap(py, sim)?.into_any()
-    } else {
-        crate::gravity::Simulation::wrap(py, sim)?.into_any()
-    })
-}
-
 /// Says once per process that `backend="auto"` runs on the CPU, and why.
 pub(crate) fn warn_if_cpu(py: Python<'_>, asked: Backend, sim: &Simulation) -> PyResult<()> {
     static SAID: AtomicBool = AtomicBool::new(false);

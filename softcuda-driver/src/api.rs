@@ -15,6 +15,8 @@
 //! bytes, strings are NUL-terminated, `kernelParams` has one pointer per
 //! kernel parameter, `extra` is terminated by `CU_LAUNCH_PARAM_END`). These
 //! per-function contracts are CUDA's documentation, not repeated here.
+//!
+//! (Over 600 lines: one thin exported function per Driver API entry point, each a few lines of argument checking.)
 #![allow(
     clippy::missing_safety_doc,
     reason = "every function implements a CUDA Driver API entry point; its contract is CUDA's documentation (above)"

@@ -15,7 +15,14 @@
 
 use std::collections::BTreeMap;
 
-use crate::state::StreamRef;
+/// Which stream an operation is queued on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StreamRef {
+    /// The legacy default stream (`0`, `CU_STREAM_LEGACY`).
+    Legacy,
+    /// A created stream.
+    Id(u32),
+}
 
 /// The clock key of a stream: 0 for the legacy stream, else its handle id.
 pub fn key(s: StreamRef) -> u32 {

@@ -53,6 +53,7 @@ use softcuda::{LaunchConfig, LaunchOptions, Module, OpLaunch, RaceCheck, Schedul
 use crate::config::{Config, Ordering};
 use crate::errors::*;
 use crate::log::Log;
+pub use crate::order::StreamRef;
 use crate::order::{self, Vc};
 
 /// `CU_STREAM_NON_BLOCKING`
@@ -63,15 +64,6 @@ pub const EVENT_DISABLE_TIMING: u32 = 2;
 /// Concurrent earlier operations a launch or copy is race-checked against,
 /// at most (the latest ones).
 const CONCURRENT_KEPT: usize = 64;
-
-/// Which stream an operation is queued on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum StreamRef {
-    /// The legacy default stream (`0`, `CU_STREAM_LEGACY`).
-    Legacy,
-    /// A created stream.
-    Id(u32),
-}
 
 /// Where a host-to-device copy reads from.
 #[derive(Debug)]

@@ -213,7 +213,7 @@ fn the_jit_gives_each_entry_the_h200s_registers() {
         ("nbody_block_pair", 65, 896),
         ("nbody_tiled_euler", 40, 1024),
         ("nbody_simt_accel", 32, 1024),
-        ("nbody_lj_forces", 40, 1024),
+        ("nbody_md_neighbours", 39, 1024),
         ("nbody_scan_add", 12, 1024),
     ] {
         let f = function(m, name);

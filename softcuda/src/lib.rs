@@ -24,6 +24,7 @@
 //! | [`cfg`](mod@cfg) | basic blocks, post-dominators (reconvergence points) |
 //! | [`exec`] | instruction semantics for a group of lanes |
 //! | [`block`] | the deterministic and adversarial block schedules |
+//! | [`rng`] | the seeded generator of adversarial schedules and evictions |
 //! | `sched` | resident blocks of every overlapping launch, interleaved (adversarial) |
 //! | [`memory`] | global memory, address windows |
 //! | [`visibility`] | what loads see: per-SM L1s (adversarial), the `ld.global.nc` snapshot |
@@ -92,6 +93,7 @@ pub mod mufu;
 pub mod parse;
 pub mod race;
 pub mod regalloc;
+pub mod rng;
 mod sched;
 pub mod sync;
 pub mod visibility;

@@ -50,7 +50,11 @@ struct Token<'a> {
     line: u32,
 }
 
-/// FNV-1a 64 over the tokens' text (one separator byte between tokens).
+/// FNV-1a 64 over the tokens' text (one separator byte between tokens),
+/// blind to the function's position in the module: LLVM numbers a
+/// function's labels (`$L__BB<function>_<block>`) and its stack depot
+/// (`__local_depot<function>`) by the function's index, which every entry
+/// added before it in the module shifts, though its code is the same.
 fn fingerprint(toks: &[Token<'_>]) -> u64 {
     let mut h = 0xcbf2_9ce4_8422_2325u64;
     let mut eat = |bytes: &[u8]| {
@@ -60,13 +64,31 @@ fn fingerprint(toks: &[Token<'_>]) -> u64 {
     };
     for t in toks {
         match &t.tok {
-            Tok::Word(w) => eat(w.as_bytes()),
+            Tok::Word(w) => eat(position_free(w).as_bytes()),
             Tok::Punct(c) => eat(&[*c as u8]),
             Tok::Str => eat(b"\"\""),
         }
         eat(&[0]);
     }
     h
+}
+
+/// `w` without the function index LLVM writes into labels and depots:
+/// `$L__BB31_25` is `$L__BB_25`, `__local_depot8` is `__local_depot`.
+fn position_free(w: &str) -> std::borrow::Cow<'_, str> {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if let Some(rest) = w.strip_prefix("$L__BB")
+        && let Some((f, block)) = rest.split_once('_')
+        && digits(f)
+    {
+        return format!("$L__BB_{block}").into();
+    }
+    if let Some(f) = w.strip_prefix("__local_depot")
+        && digits(f)
+    {
+        return "__local_depot".into();
+    }
+    w.into()
 }
 
 fn lex(src: &str) -> Result<Vec<Token<'_>>> {
@@ -950,6 +972,28 @@ pub fn parse(src: &str) -> Result<Module> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The fingerprint (what the measured register counts are keyed by)
+    /// is the same wherever the entry sits in the module, and changes
+    /// with its code.
+    #[test]
+    fn the_fingerprint_ignores_the_functions_index_in_labels_only() {
+        let entry = |label: &str, depot: &str, op: &str| {
+            format!(
+                ".version 7.0\n.target sm_70\n.address_size 64\n.visible .entry k(\n\t.param .u32 p\n)\n{{\n\t\
+                 .local .align 4 .b8 {depot}[8];\n\t.reg .pred %p<2>;\n\t.reg .b32 %r<3>;\n\t\
+                 @%p1 bra {label};\n\t{op}.s32 %r1, %r1, 1;\n{label}:\n\tret;\n}}\n"
+            )
+        };
+        let print = |src: String| parse(&src).unwrap().functions[0].fingerprint;
+        let base = print(entry("$L__BB3_2", "__local_depot3", "add"));
+        assert_eq!(base, print(entry("$L__BB31_2", "__local_depot31", "add")));
+        assert_ne!(base, print(entry("$L__BB3_3", "__local_depot3", "add")));
+        assert_ne!(base, print(entry("$L__BB3_2", "__local_depot3", "sub")));
+        assert_eq!(position_free("$L__BB12_7"), "$L__BB_7");
+        assert_eq!(position_free("$L__BBx_7"), "$L__BBx_7");
+        assert_eq!(position_free("__local_depot"), "__local_depot");
+    }
 
     #[test]
     fn parses_an_entry_with_params_regs_labels_and_operands() {

@@ -22,8 +22,8 @@
 //! when the launch started: the first store of the launch to an allocation
 //! keeps a copy of the allocation for these loads.
 
-use crate::block::Rng;
 use crate::memory::GlobalMemory;
+use crate::rng::Rng;
 use crate::sync::SyncMap;
 
 /// Bytes per L1 line.

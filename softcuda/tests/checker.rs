@@ -5,6 +5,8 @@
 //! unknown instruction (named with its line), parameter-list mismatches,
 //! swapped arguments, warp-synchronous assumptions, barrier misuse and
 //! infinite loops.
+//! (Over 600 lines: one broken kernel or launch per check, sharing the
+//! launch recipes of every shipped kernel.)
 
 #![allow(
     clippy::needless_range_loop,
@@ -21,10 +23,10 @@ use softcuda::{
     Device, ErrorCode, LaunchConfig, LaunchOptions, Module, ModuleError, RaceCheck, Schedule, arch,
 };
 
-/// Runs the shipped kernel `name` (a force kernel, guarded or not, the
-/// energy kernel, a scan, or a pair style's thermo kernel on a made-up
-/// neighbour list) at N = 300, or N = 1100 for the triangle kernels, where
-/// they have interior and edge blocks for blocks of 64 and 128 (groups of
+/// Runs the shipped kernel `name` (a force kernel, guarded or not, a
+/// Hermite force kernel, the energy kernel, a scan, or a pair style's thermo
+/// kernel on a made-up neighbour list) at N = 300, or N = 1100 for the
+/// triangle kernels, where they have interior and edge blocks for blocks of 64 and 128 (groups of
 /// 256 and 512 bodies). Launch shapes come from `gpu_kernels::shape`, as the
 /// host's.
 fn run_force(
@@ -180,6 +182,35 @@ fn run_force(
             ]);
             args.extend([Arg::U32(nn), Arg::U32(nn), Arg::U32(cap), Arg::U32(1)]);
             (s, args)
+        }
+        "nbody_hermite_force" | "nbody_hermite_force_mixed" => {
+            // Every body active against every body, in f64 quadruples.
+            let wide = |b: &[[f32; 4]]| -> Vec<u8> {
+                b.iter()
+                    .flatten()
+                    .flat_map(|&x| (x as f64).to_le_bytes())
+                    .collect()
+            };
+            let (jpos, jvel) = (upload(&mut dev, &wide(&p)), upload(&mut dev, &wide(&v)));
+            let slots: Vec<u8> = (0..nn).flat_map(|k| k.to_le_bytes()).collect();
+            let islot = upload(&mut dev, &slots);
+            let partials = upload(&mut dev, &vec![0u8; 64 * n]);
+            let mixed = name.ends_with("mixed");
+            (
+                gpu_kernels::hermite::force_shape(nn, block, 1, mixed).expect("small"),
+                vec![
+                    Arg::Ptr(jpos),
+                    Arg::Ptr(jvel),
+                    Arg::Ptr(jpos),
+                    Arg::Ptr(jvel),
+                    Arg::Ptr(islot),
+                    Arg::Ptr(partials),
+                    Arg::U32(nn),
+                    Arg::U32(nn),
+                    Arg::U32(1),
+                    Arg::F64(0.01),
+                ],
+            )
         }
         other => panic!("no launch recipe for {other}"),
     };

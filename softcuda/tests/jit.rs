@@ -106,11 +106,29 @@ fn reqntid_is_the_exact_block() {
     );
 }
 
-/// Every shipped entry whose code the H200 compiled gets its measured count;
-/// one whose code changed since is flagged estimated and gets the estimate.
-/// The estimate is within 16 registers of every measured count and 5 on
-/// average (what README claims), and most entries are still measured (a
-/// broken fingerprint would make them all estimates).
+/// Entries whose code no GPU has compiled, added or changed after the H200
+/// run (the Hermite kernels; the pair-style force kernels and the two MD
+/// kernels that move atom types): estimated. Every other entry must find its
+/// measured count.
+const NOT_YET_MEASURED: [&str; 12] = [
+    "nbody_hermite_force",
+    "nbody_hermite_force_mixed",
+    "nbody_hermite_gather",
+    "nbody_hermite_predict",
+    "nbody_hermite_reduce",
+    "nbody_hermite_scatter",
+    "nbody_lj_forces",
+    "nbody_lj_forces_thermo",
+    "nbody_md_ghost_place",
+    "nbody_md_reorder",
+    "nbody_morse_forces",
+    "nbody_morse_forces_thermo",
+];
+
+/// Every shipped entry gets its measured count but those pinned as not yet
+/// measured, which get the estimate (a broken fingerprint, or an entry
+/// changed without saying so here, fails); the estimate is within 16
+/// registers of every measured count and 5 on average (what README claims).
 #[test]
 fn registers_are_measured_or_estimated_close_to_the_measurement() {
     let m = parse::parse(common::PTX).unwrap();
@@ -123,18 +141,40 @@ fn registers_are_measured_or_estimated_close_to_the_measurement() {
         let estimate = regalloc::estimate(f);
         match regalloc::measured(&f.name, f.fingerprint) {
             Some(measured) => {
-                assert_eq!((k.registers, k.registers_measured), (measured, true), "{}", f.name);
+                assert_eq!(
+                    (k.registers, k.registers_measured),
+                    (measured, true),
+                    "{}",
+                    f.name
+                );
                 let e = estimate as i64 - measured as i64;
                 assert!(e.abs() <= 16, "{}: estimate {e:+} off", f.name);
                 errors.push(e.abs());
             }
             None => {
-                assert_eq!((k.registers, k.registers_measured), (estimate, false), "{}", f.name)
+                assert!(
+                    NOT_YET_MEASURED.contains(&f.name.as_str()),
+                    "{}: not in data/sm90_jit_registers.tsv",
+                    f.name
+                );
+                assert_eq!(
+                    (k.registers, k.registers_measured),
+                    (estimate, false),
+                    "{}",
+                    f.name
+                )
             }
         }
+        if NOT_YET_MEASURED.contains(&f.name.as_str()) {
+            assert!(
+                !k.registers_measured,
+                "{}: measured, take it off NOT_YET_MEASURED",
+                f.name
+            );
+        }
     }
-    assert_eq!(entries, 35);
-    assert!(errors.len() >= 8, "only {} entries measured", errors.len());
+    assert_eq!(entries, 41);
+    assert_eq!(errors.len(), entries - NOT_YET_MEASURED.len());
     let mean = errors.iter().sum::<i64>() as f64 / errors.len() as f64;
     assert!(mean < 5.0, "mean error {mean}");
 }

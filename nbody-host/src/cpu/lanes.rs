@@ -239,6 +239,29 @@ mod x86 {
             shift: u32,
             out: &mut Vec<u32>,
         ) {
+            // The mask reaches `vpcompressd` through an empty `asm!`, as an
+            // opaque 16-bit integer in a general register (two `kmovw`):
+            // otherwise LLVM folds the compare that made it straight into
+            // the compress store, and its O0 instruction selection lowers
+            // that fold by copying mask register k0 into an xmm register,
+            // which it cannot emit ("Cannot emit physreg copy instruction").
+            // Thin LTO re-runs O0 code generation on this crate's optimised
+            // IR when the final crate is built at opt-level 0, as `cargo
+            // test --release` builds doctests (issue 22, defect 9).
+            // `std::hint::black_box` also works, through memory: with it a
+            // build-bound run of lj_melt took 2 % more CPU time, with this
+            // the same as before (farm-bench, 11 pairs).
+            let mut bits = mask;
+            // SAFETY: an empty assembly template that touches nothing: the
+            // compiler only loses track of the value of `bits`.
+            unsafe {
+                std::arch::asm!(
+                    "/* {0:x} */",
+                    inout(reg) bits,
+                    options(pure, nomem, nostack, preserves_flags)
+                );
+            }
+            let mask = bits;
             out.reserve(16);
             let len = out.len();
             // SAFETY: see above; `reserve` made room for 16 more u32 after

@@ -76,6 +76,7 @@ pub(super) unsafe fn enqueue<B: Copy>(
             Arg::Ptr(b) => *slot = address(b)?.to_ne_bytes(),
             Arg::U32(v) => slot[..4].copy_from_slice(&v.to_ne_bytes()),
             Arg::F32(v) => slot[..4].copy_from_slice(&v.to_ne_bytes()),
+            Arg::F64(v) => *slot = v.to_ne_bytes(),
         }
     }
     let mut pointers = [ptr::null_mut::<c_void>(); MAX_PARAMS];

@@ -72,6 +72,9 @@ pub struct DistributedSimulation {
     diverged: Option<(u64, usize)>,
     energy: Option<Energy>,
     timings: RingTimings,
+    /// The bodies' stable ids, on rank 0 (empty elsewhere): written with
+    /// the state, so that they survive the run and its checkpoints.
+    ids: Vec<u64>,
 }
 
 impl DistributedSimulation {
@@ -95,6 +98,7 @@ impl DistributedSimulation {
         let comm = comm.duplicate();
         let rank = comm.rank() as usize;
         let root = comm.process_at_rank(0);
+        let mut ids = Vec::new();
         let checked = if rank == 0 {
             builder.params().and_then(|params| {
                 gravity_of(&params)?;
@@ -105,6 +109,7 @@ impl DistributedSimulation {
                     ));
                 }
                 builder.bodies.validate()?;
+                ids = crate::simulation::check_ids(builder.ids.clone(), builder.bodies.len())?;
                 let max_mass = builder.bodies.masses.iter().fold(0.0f32, |m, &w| m.max(w));
                 Ok(Header {
                     n: builder.bodies.len(),
@@ -168,6 +173,7 @@ impl DistributedSimulation {
             diverged: None,
             energy: None,
             timings: RingTimings::default(),
+            ids,
         };
         for stage in sim.params.integrator().prepare() {
             sim.run_stage(*stage)?;
@@ -364,6 +370,7 @@ impl DistributedSimulation {
             bodies: Bodies::from_device_layout(&pos?, &vel?),
             time: self.time,
             step: self.step,
+            ids: self.ids.clone(),
         })
     }
 

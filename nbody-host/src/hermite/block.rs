@@ -23,9 +23,16 @@
 //! A body's first step is `eta_s |a| / |j|` (Aarseth's starting criterion).
 //! Steps carry over from one interval to the next (at most doubled, in the
 //! new interval's powers of two).
+//!
+//! Steps 2 and 3 run where the forces run ([`BlockFields`]): the CPU's
+//! loops, or a launch device (emulator, CUDA) holding its own copy of the
+//! bodies, which the corrected ones are written back to after step 4. The
+//! rest, this file, is the same for every backend.
 
-use super::forces::{Field, ForceJerk, Sink, Sources};
+use super::fields::{BlockFields, CpuFields, predict_all};
+use super::forces::{Field, ForceJerk};
 use super::{HermiteSettings, HermiteStats};
+use crate::engine::BackendKind;
 use crate::error::{Error, Result};
 
 /// Ticks per interval: the finest step is the interval over `2^LEVELS`.
@@ -57,20 +64,27 @@ pub struct HermiteState {
     pub stats: HermiteStats,
 }
 
-/// A system stepped by block-time-step Hermite: the state, the force loops
-/// and the work space.
-#[derive(Debug)]
+/// A system stepped by block-time-step Hermite: the state, and where its
+/// forces are computed.
 pub struct BlockHermite {
     s: HermiteState,
     settings: HermiteSettings,
     g: f64,
     eps: f64,
     eps2: f64,
-    forces: ForceJerk,
-    sources: Sources,
-    /// Predicted positions and velocities (work space).
-    xp: Vec<[f64; 3]>,
-    vp: Vec<[f64; 3]>,
+    fields: Box<dyn BlockFields>,
+    /// The CPU loops in use, if that is where the forces run.
+    forces: Option<ForceJerk>,
+}
+
+impl std::fmt::Debug for BlockHermite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockHermite")
+            .field("n", &self.s.pos.len())
+            .field("settings", &self.settings)
+            .field("fields", &self.fields.kind())
+            .finish()
+    }
 }
 
 /// `|v|`.
@@ -93,6 +107,23 @@ impl BlockHermite {
         settings: HermiteSettings,
         forces: ForceJerk,
     ) -> Result<BlockHermite> {
+        let cpu = CpuFields::new(Some(forces.isa()), forces.precision())?;
+        let mut h = BlockHermite::start(pos, vel, mass, g, eps, settings, || Ok(Box::new(cpu)))?;
+        h.forces = Some(forces);
+        Ok(h)
+    }
+
+    /// [`new`](Self::new) with the forces where `open` puts them, called
+    /// once the input is known good.
+    pub(crate) fn start(
+        pos: Vec<[f64; 3]>,
+        vel: Vec<[f64; 3]>,
+        mass: Vec<f64>,
+        g: f64,
+        eps: f64,
+        settings: HermiteSettings,
+        open: impl FnOnce() -> Result<Box<dyn BlockFields>>,
+    ) -> Result<BlockHermite> {
         let n = pos.len();
         let state = HermiteState {
             acc: vec![[0.0; 3]; n],
@@ -105,11 +136,8 @@ impl BlockHermite {
             mass,
             stats: HermiteStats::default(),
         };
-        let mut h = BlockHermite::resume(state, g, eps, settings, forces)?;
-        let all: Vec<usize> = (0..n).collect();
-        h.xp.clone_from(&h.s.pos);
-        h.vp.clone_from(&h.s.vel);
-        let fields = h.fields(&all)?;
+        let mut h = BlockHermite::resume_with(state, g, eps, settings, open)?;
+        let fields = h.synchronised_fields()?;
         for (i, f) in fields.iter().enumerate() {
             h.s.acc[i] = f.acc.map(|a| g * a);
             h.s.jerk[i] = f.jerk.map(|j| g * j);
@@ -124,6 +152,21 @@ impl BlockHermite {
         eps: f64,
         settings: HermiteSettings,
         forces: ForceJerk,
+    ) -> Result<BlockHermite> {
+        let cpu = CpuFields::new(Some(forces.isa()), forces.precision())?;
+        let mut h = BlockHermite::resume_with(state, g, eps, settings, || Ok(Box::new(cpu)))?;
+        h.forces = Some(forces);
+        Ok(h)
+    }
+
+    /// [`resume`](Self::resume) with the forces where `open` puts them,
+    /// called once the state is known good.
+    pub(crate) fn resume_with(
+        state: HermiteState,
+        g: f64,
+        eps: f64,
+        settings: HermiteSettings,
+        open: impl FnOnce() -> Result<Box<dyn BlockFields>>,
     ) -> Result<BlockHermite> {
         let n = state.pos.len();
         let lengths = [
@@ -182,16 +225,15 @@ impl BlockHermite {
         if eps == 0.0 {
             check_coincident(&state.pos)?;
         }
+        let fields = open()?;
         Ok(BlockHermite {
-            xp: Vec::with_capacity(n),
-            vp: Vec::with_capacity(n),
             s: state,
             settings,
             g,
             eps,
             eps2: eps * eps,
-            forces,
-            sources: Sources::default(),
+            fields,
+            forces: None,
         })
     }
 
@@ -220,18 +262,20 @@ impl BlockHermite {
         self.s = state;
     }
 
-    /// The force loops in use.
-    pub fn forces(&self) -> &ForceJerk {
-        &self.forces
+    /// The CPU force loops in use, where the forces run on the CPU (`None`
+    /// on a launch device: [`kind`](Self::kind) says which).
+    pub fn forces(&self) -> Option<&ForceJerk> {
+        self.forces.as_ref()
+    }
+
+    /// Where the forces run.
+    pub fn kind(&self) -> BackendKind {
+        self.fields.kind()
     }
 
     /// Kinetic and potential energy of the synchronised state (f64, with `G`).
     pub fn energy(&mut self) -> Result<(f64, f64)> {
-        let n = self.s.pos.len();
-        self.xp.clone_from(&self.s.pos);
-        self.vp.clone_from(&self.s.vel);
-        let all: Vec<usize> = (0..n).collect();
-        let fields = self.fields(&all)?;
+        let fields = self.synchronised_fields()?;
         let potential = 0.5
             * self.g
             * fields
@@ -249,29 +293,38 @@ impl BlockHermite {
         Ok((kinetic, potential))
     }
 
-    /// The field of the bodies `active` from the predicted system (`xp`, `vp`).
-    fn fields(&mut self, active: &[usize]) -> Result<Vec<Field>> {
-        self.sources.set(&self.xp, &self.vp, &self.s.mass);
-        let sinks: Vec<Sink> = active
-            .iter()
-            .map(|&i| Sink {
-                pos: self.xp[i],
-                vel: self.vp[i],
-                slot: Some(i),
-            })
-            .collect();
-        let mut out = vec![Field::default(); active.len()];
-        self.forces
-            .evaluate(&self.sources, &sinks, self.eps2, &mut out);
+    /// Every body's field in the synchronised state (each at tick 0).
+    fn synchronised_fields(&mut self) -> Result<Vec<Field>> {
+        let n = self.s.pos.len();
+        self.fields.load(&self.s)?;
+        let all: Vec<usize> = (0..n).collect();
+        self.fields(&vec![0; n], 0, 1.0, &all)
+    }
+
+    /// The field of the bodies `active` from the system predicted from
+    /// `tick` to `next`.
+    fn fields(
+        &mut self,
+        tick: &[u64],
+        next: u64,
+        per_tick: f64,
+        active: &[usize],
+    ) -> Result<Vec<Field>> {
+        let out = self
+            .fields
+            .fields(&self.s, tick, next, per_tick, active, self.eps2)?;
         for (k, f) in out.iter().enumerate() {
             let finite = f.acc.iter().chain(&f.jerk).all(|x| x.is_finite()) && f.pot.is_finite();
             if !finite {
                 let i = active[k];
                 if self.eps2 == 0.0 {
-                    check_coincident(&self.xp)?;
+                    let (mut xp, mut vp) = (Vec::new(), Vec::new());
+                    predict_all(&self.s, tick, next, per_tick, &mut xp, &mut vp);
+                    check_coincident(&xp)?;
                 }
                 return Err(Error::Unsupported(format!(
-                    "the force on body {i} is not finite (the system diverged)"
+                    "the force on body {i} is not finite (the system diverged, or two bodies \
+                     came closer than 1e-19 without softening)"
                 )));
             }
         }
@@ -321,6 +374,7 @@ impl BlockHermite {
             .collect::<Result<_>>()?;
         let per_tick = d / TICKS as f64;
         let mut active = Vec::with_capacity(n);
+        self.fields.load(&self.s)?;
         loop {
             let next = (0..n).map(|i| tick[i] + step[i]).min().expect("n >= 1");
             if tick.iter().all(|&t| t == TICKS) {
@@ -328,20 +382,8 @@ impl BlockHermite {
             }
             active.clear();
             active.extend((0..n).filter(|&i| tick[i] + step[i] == next));
-            // Predict everyone to the block time.
-            self.xp.clear();
-            self.vp.clear();
-            for (i, &t) in tick.iter().enumerate() {
-                let h = (next - t) as f64 * per_tick;
-                let (x, v, a, j) = (self.s.pos[i], self.s.vel[i], self.s.acc[i], self.s.jerk[i]);
-                let (h2, h3) = (h * h / 2.0, h * h * h / 6.0);
-                self.xp.push(std::array::from_fn(|k| {
-                    x[k] + v[k] * h + a[k] * h2 + j[k] * h3
-                }));
-                self.vp
-                    .push(std::array::from_fn(|k| v[k] + a[k] * h + j[k] * h2));
-            }
-            let fields = self.fields(&active)?;
+            // Predict everyone to the block time; the active block's fields.
+            let fields = self.fields(&tick, next, per_tick, &active)?;
             self.s.stats.block_steps += 1;
             self.s.stats.force_evals += active.len() as u64;
             for (k, &i) in active.iter().enumerate() {
@@ -353,6 +395,7 @@ impl BlockHermite {
                     step[i] = quantise(i, want, d, 2 * step[i], tick[i])?;
                 }
             }
+            self.fields.corrected(&self.s, &tick, &active)?;
         }
         Ok(())
     }

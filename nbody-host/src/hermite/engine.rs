@@ -1,33 +1,52 @@
 //! The [`Engine`] of [`Integrator::Hermite`](crate::Integrator::Hermite):
-//! a [`BlockHermite`] on the CPU force loops, stepped in synchronisation
-//! intervals of the builder's `dt`.
+//! a [`BlockHermite`], stepped in synchronisation intervals of the
+//! builder's `dt`, its forces where the backend puts them
+//! ([`BlockFields`]: the CPU loops, or a launch device, which `backend.rs`
+//! opens).
 
 use glam::Vec3;
 
 use super::HermiteSettings;
 use super::block::{BlockHermite, HermiteState};
-use super::forces::ForceJerk;
-use crate::backend::Backend;
+use super::fields::BlockFields;
 use crate::config::Params;
-use crate::cpu::CpuTuning;
 use crate::engine::{BackendKind, Collisional, Divergence, Engine};
 use crate::error::{Error, Result};
 use crate::force::ForceLaw;
 use crate::md::Boundary;
 use crate::state::{Bodies, Energy};
 
+/// Checks that `params` describe what the Hermite integrator integrates
+/// (gravity in open space): what `backend.rs` asks before opening a device.
+pub(crate) fn check(params: &Params) -> Result<()> {
+    match params.force() {
+        ForceLaw::Gravity(_) => {}
+        other => {
+            return Err(Error::InvalidCombination(format!(
+                "the Hermite integrator integrates gravity, not {other}"
+            )));
+        }
+    }
+    if params.boundary() != Boundary::Open {
+        return Err(Error::InvalidCombination(
+            "the Hermite integrator runs in open space, not in a periodic box".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// Starts the Hermite engine for `bodies` (or, where given, the f64
-/// `state`, which then wins) at time `time`: the CPU backend
-/// (`Backend::Auto` resolves to it); the GPU backends are an
-/// [`Error::Unsupported`] saying so.
+/// `state`, which then wins) at time `time`, its forces from `open`
+/// (called with the body count once the input is known good).
 pub(crate) fn create(
-    backend: Backend,
     bodies: &Bodies,
     params: &Params,
     settings: HermiteSettings,
     state: Option<HermiteState>,
     time: f64,
-) -> Result<(Box<dyn Engine>, Backend)> {
+    open: impl FnOnce(usize) -> Result<Box<dyn BlockFields>>,
+) -> Result<Box<dyn Engine>> {
+    check(params)?;
     let gravity = match params.force() {
         ForceLaw::Gravity(g) => g,
         other => {
@@ -36,47 +55,31 @@ pub(crate) fn create(
             )));
         }
     };
-    if params.boundary() != Boundary::Open {
-        return Err(Error::InvalidCombination(
-            "the Hermite integrator runs in open space, not in a periodic box".into(),
-        ));
-    }
-    let tuning = match backend {
-        Backend::Cpu(tuning) => tuning,
-        Backend::Auto => {
-            log::info!("backend auto: the Hermite integrator runs on the CPU");
-            CpuTuning::default()
-        }
-        other => {
-            return Err(Error::Unsupported(format!(
-                "the Hermite integrator runs on the CPU backend for now, not on {other:?}: its GPU \
-                 kernels (nbody_hermite_*) are in the kernel table, tested on the emulator, and \
-                 a GPU engine for them comes with the device refactor"
-            )));
-        }
-    };
-    let forces = ForceJerk::new(tuning.isa, settings.precision())?;
     let (g, eps) = (gravity.g_f64(), gravity.softening_f64());
     let h = match state {
         Some(state) if state.acc.len() == state.pos.len() => {
-            BlockHermite::resume(state, g, eps, settings, forces)?
+            let n = state.pos.len();
+            BlockHermite::resume_with(state, g, eps, settings, || open(n))?
         }
         // An f64 start without derivatives (`Simulation::builder_f64`).
         Some(state) => {
-            BlockHermite::new(state.pos, state.vel, state.mass, g, eps, settings, forces)?
+            let n = state.pos.len();
+            BlockHermite::start(state.pos, state.vel, state.mass, g, eps, settings, || {
+                open(n)
+            })?
         }
         None => {
             let widen = |v: &[Vec3]| -> Vec<[f64; 3]> {
                 v.iter().map(|x| x.to_array().map(f64::from)).collect()
             };
-            BlockHermite::new(
+            BlockHermite::start(
                 widen(&bodies.positions),
                 widen(&bodies.velocities),
                 bodies.masses.iter().map(|&m| m as f64).collect(),
                 g,
                 eps,
                 settings,
-                forces,
+                || open(bodies.len()),
             )?
         }
     };
@@ -84,9 +87,8 @@ pub(crate) fn create(
         h,
         time,
         dt: params.dt_f64(),
-        threads: rayon::current_num_threads(),
     };
-    Ok((Box::new(engine), Backend::Cpu(tuning)))
+    Ok(Box::new(engine))
 }
 
 /// The Hermite integrator behind [`Engine`].
@@ -96,15 +98,11 @@ struct HermiteEngine {
     time: f64,
     /// The interval [`Engine::step`] advances by.
     dt: f64,
-    threads: usize,
 }
 
 impl Engine for HermiteEngine {
     fn kind(&self) -> BackendKind {
-        BackendKind::Cpu {
-            isa: self.h.forces().isa(),
-            threads: self.threads,
-        }
+        self.h.kind()
     }
 
     fn method(&self) -> &'static str {

@@ -7,6 +7,7 @@
 //! | `forces.rs` | force, jerk and potential of active bodies from all (predicted) bodies: SIMD over j, rayon over i, f64 or [`Precision::Mixed`] |
 //! | `reference.rs` | the straightforward f64 reference ([`reference::field`], the shared-step Hermite of [`oracle::advance`](crate::oracle::advance)) |
 //! | `block.rs` | [`BlockHermite`]: predictor for all, corrector for the active block, Aarseth's criterion, power-of-two blocks |
+//! | `fields.rs` | where a block step's predictor and forces run: the CPU loops, or a launch device (`plan/hermite.rs`: emulator, CUDA) |
 //! | `engine.rs` | the `Engine` that [`Simulation`](crate::Simulation) drives for [`Integrator::Hermite`](crate::Integrator::Hermite) |
 //!
 //! Through [`Simulation`](crate::Simulation): [`Integrator::Hermite`](crate::Integrator::Hermite)
@@ -47,10 +48,12 @@
 
 mod block;
 pub(crate) mod engine;
+pub(crate) mod fields;
 pub mod forces;
 pub mod reference;
 
 pub use block::{BlockHermite, HermiteState};
+pub use fields::HermiteForces;
 pub use forces::{Field, ForceJerk, Precision, Sink, Sources};
 
 use crate::error::{Error, Result};

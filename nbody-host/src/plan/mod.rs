@@ -17,6 +17,7 @@
 pub(crate) mod block_pair;
 pub(crate) mod device;
 pub(crate) mod engine;
+pub(crate) mod hermite;
 pub(crate) mod md;
 pub(crate) mod run;
 

@@ -183,7 +183,7 @@ fn energy_sums_partials() {
 }
 
 /// The `.visible .entry` kernels of a PTX module and their parameter types,
-/// parsed from the text (`.u64` pointers, `.u32`, `.f32`); an unknown
+/// parsed from the text (`.u64` pointers, `.u32`, `.f32`, `.f64`); an unknown
 /// parameter type is an error, never silently skipped.
 fn ptx_entries(ptx: &str) -> std::result::Result<Vec<(String, Vec<Param>)>, String> {
     let mut entries = Vec::new();
@@ -207,6 +207,7 @@ fn ptx_entries(ptx: &str) -> std::result::Result<Vec<(String, Vec<Param>)>, Stri
                 ".u64" => Param::Ptr,
                 ".u32" => Param::U32,
                 ".f32" => Param::F32,
+                ".f64" => Param::F64,
                 other => return Err(format!("{name}: unknown parameter type {other}")),
             });
         }

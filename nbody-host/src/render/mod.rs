@@ -29,11 +29,13 @@
 //! The parts: `camera.rs` (camera and projection), `splat.rs` (frames,
 //! splatting, the renderer), `image.rs` (8-bit images, PNG), `gif_writer.rs`
 //! (animated GIFs), `recorder.rs` (frames from a running simulation),
+//! `annotate.rs` (a frame's caption, time and scale bar),
 //! `plot.rs` (energy plots and bar charts). Files are written through
 //! [`snapshot`](crate::snapshot)'s atomic writer, like every file of the crate.
 
 use crate::error::{Error, Result};
 
+mod annotate;
 mod camera;
 mod gif_writer;
 mod image;
@@ -44,7 +46,7 @@ mod splat;
 pub use camera::{Camera, Projection};
 pub use gif_writer::GifWriter;
 pub use image::Image;
-pub use plot::{Bar, EnergySeries, bar_chart, energy_plot, line_plot};
+pub use plot::{Bar, EnergySeries, bar_chart, energy_plot, line_plot, line_plot_panels};
 pub use recorder::Recorder;
 pub use splat::{Frame, Renderer};
 

@@ -1,6 +1,6 @@
 //! Plots drawn with plotters into PNG files: [`energy_plot`] (energy error
-//! against time), [`line_plot`] (any quantities against time, linear axes)
-//! and [`bar_chart`], sharing one canvas-to-PNG helper, the embedded font
+//! against time), [`line_plot`] (any quantities against time, linear axes;
+//! [`line_plot_panels`] several of them stacked) and [`bar_chart`], sharing one canvas-to-PNG helper, the embedded font
 //! and the line colours.
 
 use std::path::Path;
@@ -64,7 +64,7 @@ pub struct EnergySeries {
 /// `assets/DejaVuSans-LICENSE.txt`), so plots need no system fonts.
 static FONT: &[u8] = include_bytes!("../../assets/DejaVuSans-subset.ttf");
 
-fn register_font() {
+pub(super) fn register_font() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         // The embedded font is valid (a test draws labels with it).
@@ -196,78 +196,121 @@ pub fn line_plot(
     title: &str,
     (x_desc, y_desc): (&str, &str),
     series: &[EnergySeries],
+    size: (u32, u32),
+) -> Result<()> {
+    line_plot_panels(path, title, x_desc, &[(y_desc, series)], size)
+}
+
+/// Several [`line_plot`]s stacked in one PNG, sharing the title and the
+/// `x` axis's description: `panels` top to bottom, each a `y` description
+/// and its series (say, energies above and the relative drift of the total
+/// below, on a scale where the drift shows).
+///
+/// ```
+/// use nbody_host::render::{EnergySeries, line_plot_panels};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("energy.png");
+/// let total = EnergySeries { label: "total".into(), points: vec![(0.0, -4.62), (1.0, -4.62)] };
+/// let drift = EnergySeries { label: "drift".into(), points: vec![(0.0, 0.0), (1.0, 1e-6)] };
+/// line_plot_panels(&path, "melt", "time", &[("E / N", &[total][..]), ("dE / |E0|", &[drift][..])], (600, 500))?;
+/// assert!(path.exists());
+/// # Ok::<(), nbody_host::Error>(())
+/// ```
+pub fn line_plot_panels(
+    path: impl AsRef<Path>,
+    title: &str,
+    x_desc: &str,
+    panels: &[(&str, &[EnergySeries])],
     (width, height): (u32, u32),
 ) -> Result<()> {
     use plotters::prelude::*;
 
     let path = path.as_ref();
     check_plot_size(width, height)?;
-    let all: Vec<(f64, f64)> = series
-        .iter()
-        .flat_map(|s| s.points.iter().copied())
-        .collect();
-    if all.is_empty() {
-        return Err(invalid(
-            "series",
-            series.len(),
-            "a plot needs at least one point",
-        ));
+    if panels.is_empty() {
+        return Err(invalid("panels", 0, "a plot needs at least one panel"));
     }
-    if let Some(p) = all.iter().find(|(x, y)| !(x.is_finite() && y.is_finite())) {
-        return Err(invalid(
-            "line plot point",
-            format!("{p:?}"),
-            "must be finite",
-        ));
-    }
-    let range = |get: fn(&(f64, f64)) -> f64| {
-        let lo = all.iter().map(get).fold(f64::INFINITY, f64::min);
-        let hi = all.iter().map(get).fold(f64::NEG_INFINITY, f64::max);
-        let pad = 0.05 * (hi - lo).max(1e-12 * hi.abs().max(1.0));
-        (lo - pad)..(hi + pad)
-    };
-    let (xs, ys) = (range(|p| p.0), range(|p| p.1));
-    draw_png(path, (width, height), |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(title, ("sans-serif", 22))
-            .margin(14)
-            .x_label_area_size(48)
-            .y_label_area_size(70)
-            .build_cartesian_2d(xs, ys)
-            .map_err(|e| e.to_string())?;
-        chart
-            .configure_mesh()
-            .x_desc(x_desc)
-            .y_desc(y_desc)
-            .label_style(("sans-serif", 15))
-            .axis_desc_style(("sans-serif", 18))
-            .draw()
-            .map_err(|e| e.to_string())?;
-        for (k, s) in series.iter().enumerate() {
-            let (r, g, b) = SERIES_COLOURS[k % SERIES_COLOURS.len()];
-            let (label, dashed) = match s.label.strip_suffix(" (dashed)") {
-                Some(label) => (label, true),
-                None => (s.label.as_str(), false),
-            };
-            let style = RGBColor(r, g, b).stroke_width(2);
-            let drawn = if dashed {
-                chart.draw_series(DashedLineSeries::new(s.points.iter().copied(), 6, 4, style))
-            } else {
-                chart.draw_series(LineSeries::new(s.points.iter().copied(), style))
-            };
-            drawn
-                .map_err(|e| e.to_string())?
-                .label(label)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], style));
+    let mut ranges = Vec::new();
+    for (_, series) in panels {
+        let all: Vec<(f64, f64)> = series
+            .iter()
+            .flat_map(|s| s.points.iter().copied())
+            .collect();
+        if all.is_empty() {
+            return Err(invalid(
+                "series",
+                series.len(),
+                "a plot needs at least one point",
+            ));
         }
-        chart
-            .configure_series_labels()
-            .label_font(("sans-serif", 16))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::MiddleRight)
-            .draw()
+        if let Some(p) = all.iter().find(|(x, y)| !(x.is_finite() && y.is_finite())) {
+            return Err(invalid(
+                "line plot point",
+                format!("{p:?}"),
+                "must be finite",
+            ));
+        }
+        let range = |get: fn(&(f64, f64)) -> f64| {
+            let lo = all.iter().map(get).fold(f64::INFINITY, f64::min);
+            let hi = all.iter().map(get).fold(f64::NEG_INFINITY, f64::max);
+            let pad = 0.05 * (hi - lo).max(1e-12 * hi.abs().max(1.0));
+            (lo - pad)..(hi + pad)
+        };
+        ranges.push((range(|p| p.0), range(|p| p.1)));
+    }
+    // One x range for all panels, so that they line up.
+    let xs = ranges
+        .iter()
+        .map(|r| r.0.clone())
+        .reduce(|a, b| a.start.min(b.start)..a.end.max(b.end))
+        .unwrap_or(0.0..1.0);
+    draw_png(path, (width, height), |root| {
+        let root = root
+            .titled(title, ("sans-serif", 22))
             .map_err(|e| e.to_string())?;
+        let areas = root.split_evenly((panels.len(), 1));
+        for ((area, (y_desc, series)), (_, ys)) in areas.iter().zip(panels).zip(&ranges) {
+            let mut chart = ChartBuilder::on(area)
+                .margin(14)
+                .x_label_area_size(48)
+                .y_label_area_size(90)
+                .build_cartesian_2d(xs.clone(), ys.clone())
+                .map_err(|e| e.to_string())?;
+            chart
+                .configure_mesh()
+                .x_desc(x_desc)
+                .y_desc(*y_desc)
+                .label_style(("sans-serif", 15))
+                .axis_desc_style(("sans-serif", 18))
+                .draw()
+                .map_err(|e| e.to_string())?;
+            for (k, s) in series.iter().enumerate() {
+                let (r, g, b) = SERIES_COLOURS[k % SERIES_COLOURS.len()];
+                let (label, dashed) = match s.label.strip_suffix(" (dashed)") {
+                    Some(label) => (label, true),
+                    None => (s.label.as_str(), false),
+                };
+                let style = RGBColor(r, g, b).stroke_width(2);
+                let drawn = if dashed {
+                    chart.draw_series(DashedLineSeries::new(s.points.iter().copied(), 6, 4, style))
+                } else {
+                    chart.draw_series(LineSeries::new(s.points.iter().copied(), style))
+                };
+                drawn
+                    .map_err(|e| e.to_string())?
+                    .label(label)
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], style));
+            }
+            chart
+                .configure_series_labels()
+                .label_font(("sans-serif", 16))
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .position(SeriesLabelPosition::MiddleRight)
+                .draw()
+                .map_err(|e| e.to_string())?;
+        }
         Ok(())
     })
 }

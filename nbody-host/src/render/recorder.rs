@@ -18,6 +18,8 @@ pub struct Recorder {
     frames_dir: Option<PathBuf>,
     frames: usize,
     last: Option<Image>,
+    /// The caption of every frame, with the time and a scale bar.
+    caption: Option<String>,
 }
 
 impl Recorder {
@@ -34,7 +36,32 @@ impl Recorder {
             frames_dir: None,
             frames: 0,
             last: None,
+            caption: None,
         })
+    }
+
+    /// Labels every frame: `caption` at the top left (say, `N` and the
+    /// integrator), the simulated time under it, and, for an orthographic
+    /// camera, a scale bar of a round length in the simulation's units.
+    ///
+    /// ```
+    /// use nbody_host::render::{Camera, Recorder, Renderer};
+    /// use nbody_host::{Backend, Simulation, ic};
+    ///
+    /// let bodies = ic::plummer(256, 1);
+    /// let camera = Camera::fit(&bodies.positions, glam::Vec3::NEG_Z, 1.2)?;
+    /// let mut sim = Simulation::builder(bodies).backend(Backend::cpu()).build()?;
+    /// let mut plain = Recorder::new(Renderer::new(camera, 160, 120)?, 1)?;
+    /// let mut labelled = Recorder::new(Renderer::new(camera, 160, 120)?, 1)?
+    ///     .caption("N = 256, semi-implicit Euler");
+    /// plain.capture(&mut sim)?;
+    /// labelled.capture(&mut sim)?;
+    /// assert_ne!(plain.last_image(), labelled.last_image());
+    /// # Ok::<(), nbody_host::Error>(())
+    /// ```
+    pub fn caption(mut self, caption: impl Into<String>) -> Recorder {
+        self.caption = Some(caption.into());
+        self
     }
 
     /// Also writes an animated GIF at `path` (25 frames per second).
@@ -63,7 +90,10 @@ impl Recorder {
     /// Copies the state back and renders one frame to every output.
     pub fn capture(&mut self, sim: &mut Simulation) -> Result<()> {
         let state = sim.state()?;
-        let image = self.renderer.render(&state.bodies.positions);
+        let mut image = self.renderer.render(&state.bodies.positions);
+        if let Some(caption) = &self.caption {
+            super::annotate::annotate(&mut image, self.renderer.camera(), caption, state.time)?;
+        }
         if let Some(gif) = &mut self.gif {
             gif.push(&image)?;
         }

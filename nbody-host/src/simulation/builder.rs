@@ -10,7 +10,7 @@ use crate::integrator::Integrator;
 use crate::md::{Boundary, MdState, Neighbours};
 use crate::state::Bodies;
 
-use super::Simulation;
+use super::{Continued, Simulation};
 
 /// Configures and builds a [`Simulation`]; every setter has a default (those
 /// of NVIDIA Warp's N-body example: `dt = 0.01`, softening `0.1`, `G = 1`,
@@ -35,6 +35,8 @@ pub struct SimulationBuilder {
     pub(crate) backend: Backend,
     pub(crate) start_step: u64,
     pub(crate) start_time: f64,
+    /// The bodies' stable ids, if not `0..N`.
+    pub(crate) ids: Option<Vec<u64>>,
 }
 
 impl SimulationBuilder {
@@ -125,6 +127,13 @@ impl SimulationBuilder {
         self
     }
 
+    /// The bodies' stable ids ([`Simulation::ids`]), one per body and
+    /// distinct (checked by [`build`](Self::build)); `0..N` by default.
+    pub fn ids(mut self, ids: Vec<u64>) -> Self {
+        self.ids = Some(ids);
+        self
+    }
+
     /// Applies an autotuning result: its kernel (and block size) and, for a
     /// profile measured on the CPU, its CPU blocking, which makes the backend
     /// [`Backend::Cpu`] unless another backend than [`Backend::Auto`] was
@@ -170,10 +179,13 @@ impl SimulationBuilder {
             self.bodies,
             params,
             self.backend,
-            self.start_step,
-            self.start_time,
-            self.md,
-            self.hermite,
+            Continued {
+                step: self.start_step,
+                time: self.start_time,
+                md: self.md,
+                hermite: self.hermite,
+                ids: self.ids,
+            },
         )
     }
 }
@@ -200,6 +212,7 @@ impl Simulation {
             backend: Backend::Auto,
             start_step: 0,
             start_time: 0.0,
+            ids: None,
         }
     }
 }

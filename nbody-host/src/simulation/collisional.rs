@@ -97,8 +97,8 @@ impl Simulation {
     /// `dt`, then one shorter interval that ends at `t` exactly (counted as
     /// a step).
     pub(super) fn integrate_to_exactly(&mut self, t: f64) -> Result<u64> {
-        if let Some((step, body)) = self.diverged {
-            return Err(Error::Diverged { step, body });
+        if let Some(stopped) = &self.diverged {
+            return Err(stopped.error());
         }
         if !(t.is_finite() && self.time <= t) {
             return Err(Error::InvalidTargetTime {

@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::md::MdState;
 use crate::state::{Bodies, Body};
 
-use super::Simulation;
+use super::{Continued, Simulation};
 
 /// A change of the set of bodies, applied alike to every per-body array.
 #[derive(Clone, Copy)]
@@ -58,17 +58,27 @@ impl Simulation {
         let mut bodies = self.live_bodies()?.clone();
         bodies.push(body);
         let md = self.md_for(Edit::Append(1))?;
-        self.restart(bodies, md)
+        let ids = self.ids_with(1);
+        self.restart(bodies, md, ids)
     }
 
-    /// Adds all of `more` (see [`add`](Self::add)) with one restart.
+    /// Adds all of `more` (see [`add`](Self::add)) with one restart; they
+    /// get the next ids, in order.
     pub fn extend(&mut self, more: &Bodies) -> Result<()> {
         let mut bodies = self.live_bodies()?.clone();
         bodies.positions.extend_from_slice(&more.positions);
         bodies.velocities.extend_from_slice(&more.velocities);
         bodies.masses.extend_from_slice(&more.masses);
         let md = self.md_for(Edit::Append(more.len()))?;
-        self.restart(bodies, md)
+        let ids = self.ids_with(more.len());
+        self.restart(bodies, md, ids)
+    }
+
+    /// The ids with `more` new ones, each above every id the run has had.
+    fn ids_with(&self, more: usize) -> Vec<u64> {
+        let mut ids = self.ids.clone();
+        ids.extend((0..more as u64).map(|k| self.next_id + k));
+        ids
     }
 
     /// The image counters (in a periodic box) and the atom types (where
@@ -90,7 +100,8 @@ impl Simulation {
     }
 
     /// Removes body `index` and returns it; the others keep their order
-    /// (so indices above `index` move down by one). Restarts the engine as
+    /// (so indices above `index` move down by one) and their ids
+    /// ([`Simulation::ids`], [`remove_by_id`](Self::remove_by_id)). Restarts the engine as
     /// [`add`](Self::add) does. [`Error::NoSuchBody`] past the end,
     /// [`Error::NoBodies`] for the last body.
     pub fn remove(&mut self, index: usize) -> Result<Body> {
@@ -99,8 +110,19 @@ impl Simulation {
             .remove(index)
             .ok_or(Error::NoSuchBody { index, n: self.n })?;
         let md = self.md_for(Edit::Remove(index))?;
-        self.restart(bodies, md)?;
+        let mut ids = self.ids.clone();
+        ids.remove(index);
+        self.restart(bodies, md, ids)?;
         Ok(body)
+    }
+
+    /// Removes the body with stable id `id` ([`Simulation::ids`]) and
+    /// returns it, wherever removals and additions have moved its index;
+    /// [`Error::NoSuchId`] if no body has it. As [`remove`](Self::remove)
+    /// otherwise.
+    pub fn remove_by_id(&mut self, id: u64) -> Result<Body> {
+        let index = self.index_of(id).ok_or(Error::NoSuchId { id })?;
+        self.remove(index)
     }
 
     /// A second, independent simulation in the same state (time, step
@@ -125,27 +147,31 @@ impl Simulation {
             self.bodies()?.clone(),
             self.params.clone(),
             self.backend,
-            self.step,
-            self.time,
-            self.md_state()?,
-            self.hermite_state(),
+            Continued {
+                step: self.step,
+                time: self.time,
+                md: self.md_state()?,
+                hermite: self.hermite_state(),
+                ids: Some(self.ids.clone()),
+            },
         )?;
-        copy.diverged = self.diverged;
+        copy.diverged = self.diverged.clone();
+        copy.next_id = self.next_id;
         Ok(copy)
     }
 
     /// The bodies, or [`Error::Diverged`] for a run that diverged (whose
     /// state cannot start an engine).
     fn live_bodies(&self) -> Result<&Bodies> {
-        if let Some((step, body)) = self.diverged {
-            return Err(Error::Diverged { step, body });
+        if let Some(stopped) = &self.diverged {
+            return Err(stopped.error());
         }
         self.bodies()
     }
 
     /// Replaces the engine by one started from `bodies`, keeping everything
     /// else; on error nothing changes.
-    fn restart(&mut self, bodies: Bodies, md: Option<MdState>) -> Result<()> {
+    fn restart(&mut self, bodies: Bodies, md: Option<MdState>, ids: Vec<u64>) -> Result<()> {
         if self.params.integrator().hermite().is_some() {
             // Its f64 state would restart from the f32 bodies: refused.
             return Err(Error::Unsupported(
@@ -154,15 +180,21 @@ impl Simulation {
                     .into(),
             ));
         }
+        // Ids handed out stay handed out, whoever holds them now.
+        let next_id = self.next_id.max(ids.iter().max().map_or(0, |&m| m + 1));
         *self = Simulation::start(
             bodies,
             self.params.clone(),
             self.backend,
-            self.step,
-            self.time,
-            md,
-            None,
+            Continued {
+                step: self.step,
+                time: self.time,
+                md,
+                hermite: None,
+                ids: Some(ids),
+            },
         )?;
+        self.next_id = next_id;
         Ok(())
     }
 }

@@ -93,7 +93,13 @@ impl Simulation {
     /// or an archive record's): same bodies, step count, time and parameters.
     pub(crate) fn continue_from(state: State, params: &Params) -> SimulationBuilder {
         // f32 -> f64 -> f32 is exact: the continued run gets the very same bits.
-        Simulation::builder(state.bodies)
+        let ids = (!crate::state::are_default_ids(&state.ids)).then_some(state.ids);
+        let builder = Simulation::builder(state.bodies);
+        let builder = match ids {
+            Some(ids) => builder.ids(ids),
+            None => builder,
+        };
+        builder
             .dt(params.dt_f64())
             .force(params.force().clone())
             .boundary(params.boundary())
@@ -104,10 +110,10 @@ impl Simulation {
     }
 
     fn refuse_if_diverged(&self, path: &Path) -> Result<()> {
-        match self.diverged {
-            Some((_, body)) => Err(Error::NonFiniteSnapshot {
+        match &self.diverged {
+            Some(stopped) => Err(Error::NonFiniteSnapshot {
                 path: path.to_path_buf(),
-                body,
+                body: stopped.body(),
             }),
             None => Ok(()),
         }

@@ -88,6 +88,12 @@ const RECORD_HEAD: u64 = 64;
 const BODY_BYTES: u64 = 28;
 const FORMAT: &str = "archive";
 
+/// How close to `t`, in time steps of the record, a record's time must be
+/// for [`Archive::at_time`] to count it as at `t`: far above the clock's
+/// rounding (about `k^2 / 2` units of `2^-53` of a step after `k` steps at
+/// worst, `5e-5` after a million) and far below the step between records.
+pub const TIME_TOLERANCE: f64 = 1e-3;
+
 /// Where one record lies and what it holds, from its header.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RecordInfo {
@@ -97,6 +103,9 @@ pub struct RecordInfo {
     pub time: f64,
     /// Number of bodies.
     pub n: usize,
+    /// The time step of the run at the snapshot (what a lookup by time
+    /// measures its tolerance in).
+    dt: f64,
     /// Byte offset of the record in the file.
     offset: u64,
     /// Bytes of the record.
@@ -210,15 +219,42 @@ impl Archive {
             .map_err(|reason| invalid(&self.path, FORMAT, format!("record {index}: {reason}")))
     }
 
-    /// The index of the last record at or before time `t`, if any.
+    /// The index of the last record at or before time `t`, if any: a
+    /// record within [`TIME_TOLERANCE`] of its time step of `t` counts as
+    /// at `t`. The clock adds `dt` once a step, so a run stepped to `t`
+    /// ([`Simulation::integrate_to`]) lands a rounding away from it (ten
+    /// steps of 0.01 after 0.1 end at 0.20000000000000004), and without
+    /// the tolerance a lookup at `t` would miss its record by one.
     pub fn index_at_time(&self, t: f64) -> Option<usize> {
         // Steps increase along the file, and so do times.
-        self.records.partition_point(|r| r.time <= t).checked_sub(1)
+        self.records
+            .partition_point(|r| r.time <= t + TIME_TOLERANCE * r.dt.abs())
+            .checked_sub(1)
     }
 
-    /// The last record at or before time `t` (REBOUND's archive lookup; to
-    /// land on `t` itself, continue from it with
-    /// [`Snapshot::builder`] and [`Simulation::integrate_to`](crate::Simulation::integrate_to)).
+    /// The last record at or before time `t` (REBOUND's archive lookup;
+    /// within a thousandth of a step, see [`index_at_time`](Self::index_at_time);
+    /// to land on `t` itself, continue from it with [`Snapshot::builder`]
+    /// and [`Simulation::integrate_to`](crate::Simulation::integrate_to)).
+    ///
+    /// ```
+    /// use nbody_host::snapshot::{Archive, ArchiveWriter};
+    /// use nbody_host::{Backend, Simulation, ic};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("run.nbar");
+    /// let mut sim = Simulation::builder(ic::plummer(16, 1)).dt(0.01).backend(Backend::cpu()).build()?;
+    /// let mut archive = ArchiveWriter::create(&path)?;
+    /// for t in [0.1, 0.2, 0.3] {
+    ///     sim.integrate_to(t)?;
+    ///     archive.append(&sim)?;
+    /// }
+    /// let archive = Archive::open(&path)?;
+    /// assert_ne!(archive.records()[1].time, 0.2); // 0.20000000000000004
+    /// assert_eq!(archive.at_time(0.2)?.state.step, 20);
+    /// assert_eq!(archive.at_time(0.25)?.state.step, 20);
+    /// # Ok::<(), nbody_host::Error>(())
+    /// ```
     pub fn at_time(&self, t: f64) -> Result<Snapshot> {
         let index = self.index_at_time(t).ok_or_else(|| {
             let first = self.records.first().map(|r| r.time);
@@ -475,6 +511,7 @@ fn scan(path: &Path, file: &mut File) -> Result<(Vec<RecordInfo>, u64)> {
             step: head.step,
             time: head.time,
             n: head.n,
+            dt: head.dt,
             offset: at,
             len: head.len,
         });
@@ -489,6 +526,7 @@ struct Head {
     n: usize,
     step: u64,
     time: f64,
+    dt: f64,
 }
 
 /// Checks the tag, `N` and the length of a record header.
@@ -504,6 +542,7 @@ fn decode_head(bytes: &[u8]) -> std::result::Result<Head, String> {
     let n = r.u64();
     let step = r.u64();
     let time = f64::from_bits(r.u64());
+    let dt = f64::from_bits(r.u64());
     if n == 0 || n > MAX_BODIES as u64 {
         return Err(format!("N = {n} is outside 1..={MAX_BODIES}"));
     }
@@ -518,6 +557,7 @@ fn decode_head(bytes: &[u8]) -> std::result::Result<Head, String> {
         n: n as usize,
         step,
         time,
+        dt,
     })
 }
 
@@ -528,7 +568,12 @@ fn encode_record(state: &State, params: &Params, md: Option<&MdState>) -> Vec<u8
         (md.images.is_empty() || md.images.len() == bodies.len())
             && (md.types.is_empty() || md.types.len() == bodies.len())
     });
-    let extra = sections::encode(params, md, None);
+    let extra = sections::encode(
+        params,
+        md,
+        None,
+        super::checkpoint::ids_for(state, bodies.len()),
+    );
     let len = RECORD_HEAD + n * BODY_BYTES + extra.len() as u64 + 4;
     // A pair potential's record stores gravity's defaults here (its law is the PAIR section).
     let gravity = params.gravity().unwrap_or_default();
@@ -603,8 +648,9 @@ fn decode_record(bytes: &[u8]) -> std::result::Result<Snapshot, String> {
     }
     // The sections: what this version knows is read, the rest skipped.
     let at = RECORD_HEAD as usize + n * BODY_BYTES as usize;
-    let extra = sections::decode(&body[at..], n)?;
+    let mut extra = sections::decode(&body[at..], n)?;
     let params = extra.params(header).map_err(|e| e.to_string())?;
+    let ids = extra.ids(n);
     bodies
         .validate()
         .map_err(|e| format!("{e} (row = body index)"))?;
@@ -613,6 +659,7 @@ fn decode_record(bytes: &[u8]) -> std::result::Result<Snapshot, String> {
             bodies,
             time: head.time,
             step: head.step,
+            ids,
         },
         params,
         md: extra.md_state(),

@@ -158,6 +158,7 @@ impl Checkpoint {
                     && (md.types.len() == n || md.types.is_empty())
             }),
             hermite.filter(|h| h.pos.len() == n),
+            ids_for(&self.state, n),
         );
         let mut b = Vec::with_capacity(CKPT_FIXED + name.len() + 12 + n * 28 + extra.len() + 4);
         b.extend_from_slice(CKPT_MAGIC);
@@ -340,15 +341,31 @@ impl Checkpoint {
             sections::decode(r.take(sections_len.saturating_sub(4) as usize), n).map_err(bad)?;
         let params = extra.params(header).map_err(|e| bad(e.to_string()))?;
         let hermite = extra.hermite.take().map(|(.., h)| h);
+        let ids = extra.ids(n);
         Ok((
             Checkpoint {
-                state: State { bodies, time, step },
+                state: State {
+                    bodies,
+                    time,
+                    step,
+                    ids,
+                },
                 params,
                 backend,
             },
             extra.md_state(),
             hermite,
         ))
+    }
+}
+
+/// The ids to store for `state`'s `n` bodies: its own, or `0..n` where it
+/// has none of the right length (a `State` made by hand).
+pub(super) fn ids_for(state: &State, n: usize) -> &[u64] {
+    if state.ids.len() == n {
+        &state.ids
+    } else {
+        &[]
     }
 }
 

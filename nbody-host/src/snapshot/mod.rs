@@ -45,7 +45,7 @@ mod npy;
 mod reader;
 mod sections;
 
-pub use archive::{Archive, ArchiveWriter, RecordInfo, Snapshot};
+pub use archive::{Archive, ArchiveWriter, RecordInfo, Snapshot, TIME_TOLERANCE};
 #[cfg(feature = "render")]
 pub(crate) use atomic_write::AtomicFile;
 pub use atomic_write::check_output_path;

@@ -13,11 +13,14 @@
 //! | `IMGS` | `N` image counters `[i32; 3]`, in body order |
 //! | `NREF` | where the lists were built: steps since (`u64`), then `N` positions `[f32; 3]` in body order |
 //! | `HRM4` | Hermite (`crate::hermite`): `eta`, `eta_s` (`f64`), precision (`u8`: 0 f64, 1 mixed), `G`, `eps` (`f64`), block steps, force evaluations (`u64`), then per body `x[3] v[3] m a[3] j[3] snap[3] crackle[3] last_dt` (20 `f64`) |
+//! | `IDS8` | the bodies' stable ids, `N` `u64` in body order (only where they are not `0..N`) |
 //!
-//! Gravity files have no sections (their force law, softening and `G`, is
-//! in the fixed header; a pair potential's file stores gravity's defaults
-//! there, unused). Builds from before `PAIR` skip it and the `TYPE` section:
-//! checkpoints with them are version 5, which those builds refuse.
+//! A file without `IDS8` (every file of the earlier versions) has the ids
+//! `0..N`. Fixed-step gravity files have no sections but that one (their
+//! force law, softening and `G`, is in the fixed header; a pair potential's
+//! file stores gravity's defaults there, unused). Builds from before `PAIR`
+//! skip it and the `TYPE` section: checkpoints with them are version 5,
+//! which those builds refuse.
 
 use super::reader::Reader;
 use crate::config::Params;
@@ -38,6 +41,7 @@ pub(super) struct Sections {
     pub origin: Option<NeighbourOrigin>,
     /// Hermite: settings, `G` and `eps` in f64, the per-body state.
     pub hermite: Option<(HermiteSettings, f64, f64, HermiteState)>,
+    pub ids: Option<Vec<u64>>,
 }
 
 fn section(out: &mut Vec<u8>, tag: &[u8; 4], payload: &[u8]) {
@@ -46,14 +50,20 @@ fn section(out: &mut Vec<u8>, tag: &[u8; 4], payload: &[u8]) {
     out.extend_from_slice(payload);
 }
 
-/// The sections of `params`, `md` and a Hermite run's state (none for
-/// gravity in open space with a fixed-step integrator).
+/// The sections of `params`, `md`, a Hermite run's state and the bodies'
+/// `ids` (none for gravity in open space with a fixed-step integrator and
+/// the ids `0..N`).
 pub(super) fn encode(
     params: &Params,
     md: Option<&MdState>,
     hermite: Option<&HermiteState>,
+    ids: &[u64],
 ) -> Vec<u8> {
     let mut out = Vec::new();
+    if !crate::state::are_default_ids(ids) {
+        let p: Vec<u8> = ids.iter().flat_map(|id| id.to_le_bytes()).collect();
+        section(&mut out, b"IDS8", &p);
+    }
     if let (Some(settings), Some(h)) = (params.integrator().hermite(), hermite) {
         let g = params.gravity().unwrap_or_default();
         let mut p = Vec::with_capacity(49 + 160 * h.pos.len());
@@ -323,6 +333,16 @@ pub(super) fn decode(bytes: &[u8], n: usize) -> Result<Sections, String> {
                 }
                 s.hermite = Some((settings, g, eps, h));
             }
+            b"IDS8" => {
+                want(8 * n)?;
+                let ids: Vec<u64> = (0..n).map(|_| r.u64()).collect();
+                let mut sorted = ids.clone();
+                sorted.sort_unstable();
+                if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+                    return Err(bad(&format!("id {} appears twice", w[0])));
+                }
+                s.ids = Some(ids);
+            }
             _ => {} // a later version's: skipped
         }
         at = end;
@@ -347,6 +367,13 @@ impl Sections {
             self.boundary.unwrap_or_default(),
             self.neighbours.unwrap_or_default(),
         )
+    }
+
+    /// The bodies' ids: the file's, or `0..n`.
+    pub fn ids(&mut self, n: usize) -> Vec<u64> {
+        self.ids
+            .take()
+            .unwrap_or_else(|| crate::state::default_ids(n))
     }
 
     /// The continuation of a short-range run, if the file holds one.

@@ -81,6 +81,7 @@ pub enum Arg {
     Ptr(u64),
     U32(u32),
     F32(f32),
+    F64(f64),
 }
 
 impl Arg {
@@ -89,6 +90,7 @@ impl Arg {
             Arg::Ptr(p) => p.to_le_bytes().to_vec(),
             Arg::U32(v) => v.to_le_bytes().to_vec(),
             Arg::F32(v) => v.to_le_bytes().to_vec(),
+            Arg::F64(v) => v.to_le_bytes().to_vec(),
         }
     }
 }

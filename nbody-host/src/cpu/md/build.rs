@@ -31,6 +31,7 @@ use rayon::prelude::*;
 
 use super::loops::{List, MdLoops, Pos, Run};
 use super::rows::Setup;
+use crate::error::{Error, Result};
 use crate::md::cells::Grid;
 
 /// The relative margin on `r_list^2` when listing pairs, so that `f32`
@@ -121,7 +122,11 @@ pub(crate) fn sort(grid: &Grid, x: &[f32], y: &[f32], z: &[f32], by_user: &[u32]
 /// then at least `lanes - 1` more values), for pairs within `r_list`:
 /// half lists or, if `!half`, full lists (see the module documentation).
 /// The vectors of `recycle` (the previous build's tasks) are reused, so a
-/// rebuild allocates, and faults in, no fresh memory for the lists.
+/// rebuild allocates, and faults in, no fresh memory for the lists. Room
+/// for each cell's lists (its bodies times the candidates of its stencil,
+/// plus padding) is reserved fallibly before the cell is listed, so a list
+/// that outgrows the memory is an [`Error::HostMemoryExceeded`], never an
+/// allocation abort.
 #[allow(
     clippy::too_many_arguments,
     reason = "one call site, in the engine's rebuild"
@@ -136,7 +141,7 @@ pub(crate) fn lists(
     loops: &MdLoops,
     c: &Setup,
     recycle: Vec<Task>,
-) -> Lists {
+) -> Result<Lists> {
     // With 3 or more cells along every periodic axis, a neighbouring
     // cell's bodies all lie near the same image (the box wrapped or not):
     // no rounding per candidate. With fewer, the minimum image per pair.
@@ -159,9 +164,9 @@ pub(crate) fn lists(
             let next = if half { grid.next_layer(t) } else { None };
             let next_len = next.map_or(0, |m| span(m).1 - span(m).0);
             offsets.clear();
-            offsets.reserve(end - first + 1);
+            reserve(&mut offsets, end - first + 1, n)?;
             j.clear();
-            j.reserve((end - first) * if half { 48 } else { 96 });
+            reserve(&mut j, (end - first) * if half { 48 } else { 96 }, n)?;
             let mut task = Task {
                 first,
                 len: end - first,
@@ -212,6 +217,12 @@ pub(crate) fn lists(
                         image: fixed_images.then_some(image),
                     }
                 }));
+                // Each body's list holds at most every candidate, padded
+                // to whole vectors (and a vector's room to append into).
+                let candidates: usize = runs.iter().map(|r| r.end - r.start).sum();
+                let room = (hi - lo) * (candidates + loops.lanes) + 2 * loops.lanes;
+                reserve(&mut task.j, room, n)?;
+                reserve(&mut task.offsets, hi - lo, n)?;
                 loops.cell_lists(
                     pos,
                     lo..hi,
@@ -225,9 +236,9 @@ pub(crate) fn lists(
                     &mut task.offsets,
                 );
             }
-            task
+            Ok(task)
         })
-        .collect();
+        .collect::<Result<Vec<Task>>>()?;
     let pairs = tasks
         .iter()
         .map(|task| {
@@ -244,11 +255,23 @@ pub(crate) fn lists(
                 .sum::<usize>()
         })
         .sum();
-    Lists {
+    Ok(Lists {
         grid,
         tasks,
         ghosts,
         pairs,
         half,
-    }
+    })
+}
+
+/// Room for `more` entries in `list` (of a build of `n` bodies), or the
+/// error naming the bytes when the memory does not have it.
+fn reserve(list: &mut Vec<u32>, more: usize, n: usize) -> Result<()> {
+    list.try_reserve(more)
+        .map_err(|_| Error::HostMemoryExceeded {
+            n,
+            what: "the neighbour lists",
+            needed: (list.len().saturating_add(more) as u64).saturating_mul(4),
+            available: crate::memory::available_bytes().unwrap_or(0),
+        })
 }

@@ -31,6 +31,18 @@ fn wrap(x: f32, l: f32) -> (f32, i32) {
     (w, k as i32)
 }
 
+/// What a pass of [`MdEngine::integrate`] found.
+pub(super) struct Pass {
+    /// Every position and velocity is finite.
+    finite: bool,
+    /// With automatic rebuilds: a body moved more than half the skin since
+    /// the last build.
+    moved: bool,
+    /// In a box: the drift moved a body more than half the box along an
+    /// axis.
+    too_far: bool,
+}
+
 impl MdEngine {
     /// Wraps bodies `range` (slots) into the box, counting images.
     pub(super) fn wrap_all(&mut self, range: std::ops::Range<usize>) {
@@ -47,10 +59,12 @@ impl MdEngine {
     /// `v += a kick` (if any), then `x += v drift` and the wrap into the
     /// box (if any): one parallel pass over fixed chunks of bodies (one
     /// fork-join per integrator stage or fused pair of stages, not one per
-    /// axis and check), which also reports whether every body is finite
-    /// and, after a drift with automatic rebuilds, whether one has moved
-    /// more than half the skin since the last build.
-    pub(super) fn integrate(&mut self, kick: Option<f32>, drift: Option<f32>) -> (bool, bool) {
+    /// axis and check), which also reports whether every body is finite,
+    /// after a drift with automatic rebuilds whether one has moved more
+    /// than half the skin since the last build, and in a box whether the
+    /// drift moved one more than half the box (an explosion: no integrator
+    /// follows that, and the minimum image loses track of its pairs).
+    pub(super) fn integrate(&mut self, kick: Option<f32>, drift: Option<f32>) -> Pass {
         let n = self.n;
         let (loops, lengths, acc) = (&self.loops, self.lengths, &self.acc);
         let watch = match (&self.nbr, self.cells, drift) {
@@ -61,7 +75,7 @@ impl MdEngine {
         };
         let [px, py, pz] = &mut self.pos;
         let [vx, vy, vz] = &mut self.vel;
-        let (finite, moved) = px[..n]
+        let (finite, moved, too_far) = px[..n]
             .par_chunks_mut(CHUNK)
             .zip(py[..n].par_chunks_mut(CHUNK))
             .zip(pz[..n].par_chunks_mut(CHUNK))
@@ -73,11 +87,15 @@ impl MdEngine {
             .map(|(k, ((((((x, y), z), u), v), w), images))| {
                 let at = k * CHUNK..k * CHUNK + x.len();
                 let (mut pos, mut vel) = ([x, y, z], [u, v, w]);
+                let mut too_far = false;
                 for (a, (p, v)) in pos.iter_mut().zip(vel.iter_mut()).enumerate() {
                     if let Some(h) = kick {
                         loops.axpy(v, &acc[a][at.clone()], h);
                     }
                     if let Some(h) = drift {
+                        if let Some(l) = lengths {
+                            too_far |= v.iter().any(|&v| (v * h).abs() > 0.5 * l[a]);
+                        }
                         loops.axpy(p, v, h);
                         if let Some(l) = lengths {
                             for (x, image) in p.iter_mut().zip(images.iter_mut()) {
@@ -109,10 +127,27 @@ impl MdEngine {
                         r2 > limit
                     })
                 });
-                (finite, moved)
+                (finite, moved, too_far)
             })
-            .reduce(|| (true, false), |a, b| (a.0 && b.0, a.1 || b.1));
-        (finite, moved)
+            .reduce(
+                || (true, false, false),
+                |a, b| (a.0 && b.0, a.1 || b.1, a.2 || b.2),
+            );
+        Pass {
+            finite,
+            moved,
+            too_far,
+        }
+    }
+
+    /// The lowest user index of a body whose drift of `h` moves it more
+    /// than half the box along an axis (see [`Pass::too_far`]).
+    fn first_too_far(&self, h: f32) -> Option<usize> {
+        let l = self.lengths?;
+        (0..self.n)
+            .filter(|&s| (0..3).any(|a| (self.vel[a][s] * h).abs() > 0.5 * l[a]))
+            .map(|s| self.user[s] as usize)
+            .min()
     }
 
     /// The lowest user index of a body whose position or velocity is not finite.
@@ -137,7 +172,7 @@ impl MdEngine {
                 // A kick followed by a drift is one pass over the bodies.
                 let (kick, drift, taken) = match (stages[at], stages.get(at + 1)) {
                     (Stage::Accelerations, _) => {
-                        self.maybe_rebuild();
+                        self.maybe_rebuild()?;
                         self.forces();
                         at += 1;
                         continue;
@@ -148,13 +183,20 @@ impl MdEngine {
                 };
                 at += taken;
                 let t = Instant::now();
-                let (finite, moved) = self.integrate(kick, drift);
-                self.moved_far |= moved;
+                let pass = self.integrate(kick, drift);
+                self.moved_far |= pass.moved;
                 self.stats.integrate_seconds += t.elapsed().as_secs_f64();
-                if !finite {
-                    let body = self
-                        .first_non_finite()
-                        .expect("a pass saw a non-finite body");
+                // A body that jumped half the box is reported with every
+                // value finite: `Simulation` tells the two apart by that.
+                let bad = if !pass.finite {
+                    self.first_non_finite()
+                } else if pass.too_far {
+                    drift.and_then(|h| self.first_too_far(h))
+                } else {
+                    None
+                };
+                if !pass.finite || pass.too_far {
+                    let body = bad.expect("a pass saw a bad body");
                     return Ok(Some(Divergence {
                         after_step: s,
                         body,

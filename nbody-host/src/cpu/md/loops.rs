@@ -38,6 +38,8 @@
 //! # Energy and virial
 //! The law's `u - offset` and `fpair r^2` per pair in `f32`, accumulated in
 //! `f64` lanes (as the gravity potential is).
+//!
+//! (Over 600 lines: the pair loops share private helpers and are instantiated together per instruction set.)
 
 use gpu_kernels::interaction::Vec3;
 use gpu_kernels::pair::{CUTOFF2, OFFSET, PairLaw, Row};

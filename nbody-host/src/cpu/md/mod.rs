@@ -226,13 +226,14 @@ impl MdEngine {
     /// A copy whose lists are valid for the current positions: `self` when
     /// they are (or the policy is a fixed interval, as in LAMMPS), else a
     /// clone rebuilt now, so that a read never changes the run.
-    fn valid_view(&self) -> Option<MdEngine> {
+    fn valid_view(&self) -> Result<Option<MdEngine>> {
         let stale = matches!(self.cells, Some((_, Rebuild::Auto))) && self.moved_half_skin();
-        stale.then(|| {
-            let mut copy = self.clone_state();
-            copy.rebuild();
-            copy
-        })
+        if !stale {
+            return Ok(None);
+        }
+        let mut copy = self.clone_state();
+        copy.rebuild()?;
+        Ok(Some(copy))
     }
 
     fn clone_state(&self) -> MdEngine {
@@ -321,7 +322,10 @@ impl Engine for MdEngine {
     }
 
     fn accelerations(&mut self) -> Result<Vec<Vec3>> {
-        let mut view = self.valid_view().unwrap_or_else(|| self.clone_state());
+        let mut view = match self.valid_view()? {
+            Some(view) => view,
+            None => self.clone_state(),
+        };
         rayon::scope(|_| view.forces());
         let acc = |a: usize| view.by_user(&view.acc[a]);
         let (x, y, z) = (acc(0), acc(1), acc(2));
@@ -329,7 +333,7 @@ impl Engine for MdEngine {
     }
 
     fn thermo_sums(&mut self) -> Result<ThermoSums> {
-        let sums = match self.valid_view() {
+        let sums = match self.valid_view()? {
             Some(mut view) => rayon::scope(|_| view.sums()),
             None => rayon::scope(|_| self.sums()),
         };

@@ -53,7 +53,7 @@ impl MdEngine {
             }
             None => None,
         };
-        rayon::scope(|_| self.rebuild());
+        rayon::scope(|_| self.rebuild())?;
         if let Some((now, since)) = current {
             // The build moved the slots: put the current positions where
             // their bodies now are.
@@ -90,8 +90,9 @@ impl MdEngine {
     }
 
     /// Sorts the bodies into cells, reorders every per-body array and
-    /// builds the lists from the current positions.
-    pub(super) fn rebuild(&mut self) {
+    /// builds the lists from the current positions; lists the memory does
+    /// not hold are an [`Error::HostMemoryExceeded`].
+    pub(super) fn rebuild(&mut self) -> Result<()> {
         let n = self.n;
         let grid = self.grid();
         let order = build::sort(
@@ -136,7 +137,7 @@ impl MdEngine {
                 .take()
                 .map(|nbr| nbr.lists.tasks)
                 .unwrap_or_default(),
-        );
+        )?;
         let reference = [0, 1, 2].map(|a| self.pos[a][..n].to_vec());
         for p in &mut self.pos {
             p.truncate(n);
@@ -179,6 +180,7 @@ impl MdEngine {
             since_build: 0,
             bufs,
         });
+        Ok(())
     }
 
     /// Copies layer 0's positions to the ghosts after the last body.
@@ -216,9 +218,9 @@ impl MdEngine {
     }
 
     /// Rebuilds the lists if the policy says so (before a force evaluation).
-    pub(super) fn maybe_rebuild(&mut self) {
+    pub(super) fn maybe_rebuild(&mut self) -> Result<()> {
         let (Some(nbr), Some((_, policy))) = (&self.nbr, self.cells) else {
-            return;
+            return Ok(());
         };
         let t = Instant::now();
         let due = match policy {
@@ -233,8 +235,9 @@ impl MdEngine {
             }
         };
         if due {
-            self.rebuild();
+            self.rebuild()?;
         }
         self.stats.neighbour_seconds += t.elapsed().as_secs_f64();
+        Ok(())
     }
 }

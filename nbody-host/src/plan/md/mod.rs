@@ -52,7 +52,7 @@ pub(crate) use params::MdParams;
 use step::MdState;
 
 #[cfg(test)]
-mod softcuda_device;
+pub(crate) mod softcuda_device;
 #[cfg(test)]
 mod tests;
 

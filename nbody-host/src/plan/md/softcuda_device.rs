@@ -1,4 +1,5 @@
-//! The MD plan's device on the software CUDA device (tests only): the
+//! The MD plan's device on the software CUDA device (tests only; also the
+//! Hermite plan's, `plan/hermite/tests.rs`, with its own buffer roles): the
 //! committed PTX, run by softcuda's interpreter under a chosen schedule with
 //! its race detector on shared and global memory, and the accounting of
 //! every launch kept per entry point.
@@ -15,13 +16,13 @@ use softcuda::{
 use super::MdBuf;
 use crate::engine::BackendKind;
 use crate::error::{Error, Result};
-use crate::plan::device::Device as PlanDevice;
+use crate::plan::device::{Device as PlanDevice, Role};
 
-/// A softcuda device holding the MD buffers.
-pub(crate) struct SoftMd {
+/// A softcuda device holding a plan's buffers (the MD plan's by default).
+pub(crate) struct SoftMd<K = MdBuf> {
     device: Device,
     module: Module,
-    buffers: BTreeMap<MdBuf, (u64, usize)>,
+    buffers: BTreeMap<K, (u64, usize)>,
     options: LaunchOptions,
     /// Accounting summed per entry point name.
     pub stats: BTreeMap<&'static str, Stats>,
@@ -31,17 +32,17 @@ fn soft(e: impl std::fmt::Display) -> Error {
     Error::Emulator(format!("softcuda: {e}"))
 }
 
-impl SoftMd {
+impl<K: Role> SoftMd<K> {
     /// A fresh device with the committed PTX loaded, computing
     /// `rcp.approx.ftz` as an H200 does.
-    pub(crate) fn new(schedule: Schedule) -> SoftMd {
+    pub(crate) fn new(schedule: Schedule) -> SoftMd<K> {
         SoftMd::with_mufu(schedule, mufu::Model::Sm90)
     }
 
     /// A fresh device whose approximate instructions follow `mufu`
     /// ([`mufu::Model::CorrectlyRounded`]: what the kernels' Rust source
     /// computes on the host, so the emulator's bits).
-    pub(crate) fn with_mufu(schedule: Schedule, mufu: mufu::Model) -> SoftMd {
+    pub(crate) fn with_mufu(schedule: Schedule, mufu: mufu::Model) -> SoftMd<K> {
         let opts = JitOptions {
             device: Some(arch::SM90),
             mufu,
@@ -59,7 +60,7 @@ impl SoftMd {
         }
     }
 
-    fn buffer(&self, buf: MdBuf) -> Result<(u64, usize)> {
+    fn buffer(&self, buf: K) -> Result<(u64, usize)> {
         self.buffers
             .get(&buf)
             .copied()
@@ -68,7 +69,7 @@ impl SoftMd {
 }
 
 /// The interpreter runs each launch to completion: nothing is ever queued.
-impl PlanDevice<MdBuf> for SoftMd {
+impl<K: Role> PlanDevice<K> for SoftMd<K> {
     fn kind(&self) -> BackendKind {
         BackendKind::Cuda {
             device: 0,
@@ -84,7 +85,7 @@ impl PlanDevice<MdBuf> for SoftMd {
         Ok(())
     }
 
-    fn alloc(&mut self, buf: MdBuf, words: usize, keep: bool) -> Result<()> {
+    fn alloc(&mut self, buf: K, words: usize, keep: bool) -> Result<()> {
         let addr = self
             .device
             .memory
@@ -111,7 +112,7 @@ impl PlanDevice<MdBuf> for SoftMd {
         Ok(())
     }
 
-    fn write(&mut self, buf: MdBuf, offset: usize, data: &[u32]) -> Result<()> {
+    fn write(&mut self, buf: K, offset: usize, data: &[u32]) -> Result<()> {
         let (addr, words) = self.buffer(buf)?;
         assert!(offset + data.len() <= words, "write past {buf:?}");
         let bytes: Vec<u8> = data.iter().flat_map(|w| w.to_le_bytes()).collect();
@@ -121,12 +122,12 @@ impl PlanDevice<MdBuf> for SoftMd {
             .map_err(|e| soft(format!("{e:?}")))
     }
 
-    fn fill(&mut self, buf: MdBuf, value: u32) -> Result<()> {
+    fn fill(&mut self, buf: K, value: u32) -> Result<()> {
         let (_, words) = self.buffer(buf)?;
         self.write(buf, 0, &vec![value; words])
     }
 
-    fn read(&mut self, buf: MdBuf, offset: usize, len: usize) -> Result<Vec<u32>> {
+    fn read(&mut self, buf: K, offset: usize, len: usize) -> Result<Vec<u32>> {
         let (addr, words) = self.buffer(buf)?;
         assert!(offset + len <= words, "read past {buf:?}");
         let mut bytes = vec![0u8; 4 * len];
@@ -140,7 +141,7 @@ impl PlanDevice<MdBuf> for SoftMd {
             .collect())
     }
 
-    fn launch(&mut self, l: Launch<MdBuf>, shape: LaunchShape) -> Result<()> {
+    fn launch(&mut self, l: Launch<K>, shape: LaunchShape) -> Result<()> {
         if shape.grid == 0 {
             return Ok(());
         }
@@ -151,6 +152,7 @@ impl PlanDevice<MdBuf> for SoftMd {
                 Arg::Ptr(b) => self.buffer(b)?.0.to_le_bytes().to_vec(),
                 Arg::U32(v) => v.to_le_bytes().to_vec(),
                 Arg::F32(v) => v.to_le_bytes().to_vec(),
+                Arg::F64(v) => v.to_le_bytes().to_vec(),
             });
         }
         let kernel = self
@@ -172,7 +174,7 @@ impl PlanDevice<MdBuf> for SoftMd {
         Ok(())
     }
 
-    fn swap(&mut self, a: MdBuf, b: MdBuf) {
+    fn swap(&mut self, a: K, b: K) {
         if let (Some(x), Some(y)) = (self.buffers.remove(&a), self.buffers.remove(&b)) {
             self.buffers.insert(a, y);
             self.buffers.insert(b, x);
