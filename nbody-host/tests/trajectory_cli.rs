@@ -4,19 +4,16 @@
 //! refusals before any work (an unknown format, one path for two outputs,
 //! an existing file without --force, a g(r) cutoff over half the box).
 
-#[allow(dead_code, reason = "the test calls only part of the example")]
-#[path = "../../examples/lj_melt.rs"]
-mod lj_melt;
+mod lj_cli;
+use lj_cli::lj_melt::{self, exit};
 
-use lj_melt::exit;
 use nbody_host::analysis::Msd;
 use nbody_host::trajectory::Frame;
 
+/// Runs `lj_melt` in-process (`lj_cli::run`): its report, or its failure.
 fn run(args: &[&str]) -> Result<String, lj_melt::Failure> {
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let argv = std::iter::once("lj_melt").chain(args.iter().copied());
-    lj_melt::cli(argv, &mut out, &mut err, lj_melt::Progress::Off)?;
-    Ok(String::from_utf8(out).unwrap())
+    let outcome = lj_cli::run(args);
+    outcome.result.map(|()| outcome.out)
 }
 
 /// The thermo rows (six numbers).
