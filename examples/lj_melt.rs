@@ -9,19 +9,24 @@
 //! cargo run --release --example lj_melt -- --cells 10 --steps 1000 --shift --thermo 100
 //! lammps-peer init lj.npy --cells 20 && cargo run --release --example lj_melt -- --init lj.npy --box 33.5919238
 //! cargo run --release --example lj_melt -- --steps 1000 --checkpoint lj.ckpt --archive lj.nbar --every 100
+//! cargo run --release --example lj_melt -- --dump melt.dcd --dump-every 20 --rdf gr.txt --msd msd.txt
 //! ```
 //!
 //! Prints a LAMMPS-style thermo table (`Step Temp PotEng KinEng TotEng
 //! Press`, energies per atom, LJ units) every `--thermo` steps, LAMMPS's
-//! time split (Pair, Neigh, Modify = the integrator, Output = thermo), and
+//! time split (Pair, Neigh, Modify = the integrator, Output = thermo,
+//! trajectory frames and g(r)/MSD samples), and
 //! one machine-readable line:
 //!
 //! ```text
 //! result backend=cpu atoms=32000 steps=100 seconds=0.9 atom_steps_per_s=3.5e6 pe0=-6.77 etotal0=-4.62 etotal=-4.63 temp=0.75
 //! ```
 //!
-//! `seconds` is the loop's wall time, thermo output included (LAMMPS's
-//! "Loop time"), which the time split's five sections add up to.
+//! `seconds` is the loop's wall time, thermo output, frames and samples
+//! included (LAMMPS's "Loop time", which includes its dumps), which the
+//! time split's five sections add up to. `--dump`, `--rdf`, `--msd`:
+//! trajectories and analysis (`cli/lj_outputs.rs`, docs/md.md
+//! "Trajectories and analysis").
 //! `--plot FILE.png` draws kinetic, potential and total energy per atom
 //! against time (sampled about 400 times), the relative drift of the total
 //! below them, and with `--lammps-thermo FILE` (the thermo table
@@ -50,6 +55,8 @@ use nbody_host::{
 #[path = "cli/mod.rs"]
 mod cli;
 use cli::{AutoPicks, RunFlags, usage};
+#[path = "cli/lj_outputs.rs"]
+mod outputs;
 pub use cli::{Failure, Progress, exit};
 
 /// The end of `--help`: units and exit statuses.
@@ -143,6 +150,45 @@ struct Cli {
     /// `lammps-peer run`), plotted beside ours
     #[arg(long, value_name = "FILE", requires = "plot")]
     lammps_thermo: Option<PathBuf>,
+    /// Append a trajectory frame at the start and every --dump-every steps:
+    /// .xyz (extended XYZ), .dcd (DCD, as LAMMPS's dump dcd) or .lammpstrj
+    /// (LAMMPS's text dump with image counters); an existing file is only
+    /// replaced with --force
+    #[arg(long, value_name = "FILE")]
+    dump: Option<PathBuf>,
+    /// Steps between trajectory frames (and, by default, g(r) and MSD samples)
+    #[arg(long, value_name = "K", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
+    dump_every: u64,
+    /// Write unwrapped positions (x + image * L) to --dump, not wrapped ones
+    #[arg(long, requires = "dump")]
+    dump_unwrapped: bool,
+    /// Write velocities to --dump too (.xyz and .lammpstrj)
+    #[arg(long, requires = "dump")]
+    dump_velocities: bool,
+    /// Write g(r) of all atoms (LAMMPS's compute rdf columns), the mean over
+    /// the frames every --rdf-every steps after the start
+    #[arg(long, value_name = "FILE")]
+    rdf: Option<PathBuf>,
+    /// Bins of --rdf
+    #[arg(long, value_name = "N", default_value_t = 100, requires = "rdf")]
+    rdf_bins: usize,
+    /// Cutoff of --rdf (default: the pair cutoff)
+    #[arg(long, value_name = "RC", requires = "rdf")]
+    rdf_cutoff: Option<f64>,
+    /// Steps between g(r) and MSD samples (default: --dump-every)
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
+    rdf_every: Option<u64>,
+    /// Plot --rdf's g(r) to a PNG
+    #[arg(long, value_name = "FILE.png", requires = "rdf")]
+    rdf_plot: Option<PathBuf>,
+    /// With --rdf-plot: LAMMPS's g(r) for the same frames (two columns, r
+    /// and g, as scripts/peers/trajectory_check.py --mean writes it), dashed
+    #[arg(long, value_name = "FILE", requires = "rdf_plot")]
+    lammps_rdf: Option<PathBuf>,
+    /// Write the mean-squared displacement from the start (unwrapped, LAMMPS's
+    /// compute msd: step dx2 dy2 dz2 total) at the start and every --rdf-every steps
+    #[arg(long, value_name = "FILE")]
+    msd: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -457,7 +503,26 @@ fn timing(
 fn run(cli: &Cli, out: &mut dyn Write, reporter: &cli::Reporter) -> Result<()> {
     let flags = &cli.run;
     let [save, checkpoint, archive] = flags.outputs();
-    flags.check_outputs(&[save, checkpoint, archive, ("--plot", &cli.plot)])?;
+    flags.check_outputs(&[
+        save,
+        checkpoint,
+        archive,
+        ("--plot", &cli.plot),
+        ("--dump", &cli.dump),
+        ("--rdf", &cli.rdf),
+        ("--msd", &cli.msd),
+        ("--rdf-plot", &cli.rdf_plot),
+    ])?;
+    if let Some(path) = &cli.dump
+        && path.exists()
+        && !flags.force
+    {
+        return Err(usage(format!(
+            "--dump {}: the file exists (another run's trajectory?); pass --force to replace it",
+            path.display()
+        )));
+    }
+    let mut analysis = outputs::Outputs::new(cli)?;
     let lammps = match &cli.lammps_thermo {
         Some(path) => read_lammps_thermo(path)?,
         None => Vec::new(),
@@ -472,6 +537,7 @@ fn run(cli: &Cli, out: &mut dyn Write, reporter: &cli::Reporter) -> Result<()> {
              to reach, counted from the start of the run"
         )));
     }
+    analysis.start(&sim)?;
     let mut session = cli::Local::new(sim);
     cli::open_archive(&mut session, flags)?;
     let sim = &session.sim;
@@ -512,10 +578,11 @@ fn run(cli: &Cli, out: &mut dyn Write, reporter: &cli::Reporter) -> Result<()> {
     // With --plot, samples for it at about 400 steps of the run besides
     // the thermo output's (each costs about one force evaluation).
     let sample = cli.plot.as_ref().map(|_| ((target - start) / 400).max(1));
-    let stops: Vec<u64> = [(cli.thermo > 0).then_some(cli.thermo), sample]
+    let mut stops: Vec<u64> = [(cli.thermo > 0).then_some(cli.thermo), sample]
         .into_iter()
         .flatten()
         .collect();
+    stops.extend(analysis.stops());
     let mut output = 0.0;
     let before = session.sim.md_stats();
     let t = Instant::now();
@@ -530,9 +597,15 @@ fn run(cli: &Cli, out: &mut dyn Write, reporter: &cli::Reporter) -> Result<()> {
                 bail!("the thermo output needs the simulation in this process");
             };
             let t = Instant::now();
+            // Frames and samples count as output, as LAMMPS's dumps do.
+            analysis.at(sim, step)?;
+            let printed = step == target || (cli.thermo > 0 && step.is_multiple_of(cli.thermo));
+            if !(printed || sample.is_some_and(|k| step.is_multiple_of(k))) {
+                output += t.elapsed().as_secs_f64();
+                return Ok(());
+            }
             let thermo = sim.thermo()?;
             explosion(sim, &first, &thermo)?;
-            let printed = step == target || (cli.thermo > 0 && step.is_multiple_of(cli.thermo));
             if printed {
                 reporter
                     .suspend(|| writeln!(out, "{}", thermo_row(&thermo)))
@@ -562,6 +635,7 @@ fn run(cli: &Cli, out: &mut dyn Write, reporter: &cli::Reporter) -> Result<()> {
         reporter.phase("writing the state");
         sim.save_npy(path)?;
     }
+    analysis.finish(text)?;
     if let Some(path) = &cli.plot {
         reporter.phase("plotting");
         plot(path, p.dt_f64(), &rows, &lammps)?;

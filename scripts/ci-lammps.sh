@@ -23,10 +23,18 @@
 #     at most 2x LAMMPS's (both are the integrator's dt^2 fluctuations, about
 #     1e-4 per atom; which run is larger is chance);
 #  4. the pair styles beyond in.lj (tests/lammps_pair.rs: Morse with one and two
-#     atom types, a two-type Lennard-Jones mixture): LAMMPS run again on the
+#     atom types, a two-type Lennard-Jones mixture, and two-type cases of
+#     lj/smooth/linear, WCA, yukawa, soft, born, buck and table): LAMMPS run again on the
 #     committed states (scripts/peers/lammps_pair.py check) must give the committed
 #     pe, virial, pressure and forces (relative 1e-10), and the test compares the
 #     CPU backend (every ISA) and the emulator with them to f32 rounding.
+#  5. the ensembles (tests/md_ensemble_lammps.rs: fix nvt, fix npt iso, fix langevin,
+#     fix temp/rescale; 500 atoms, 10,000 steps each): LAMMPS run again on the
+#     committed state (scripts/peers/lammps_ensemble.py check, about 30 s) must give
+#     the committed thermo tables, and the test runs ours from the same state: the
+#     deterministic ensembles follow LAMMPS's first 100 steps to 1e-4, the block means
+#     of temperature, potential energy, pressure and density agree within 3 standard
+#     errors, the conserved quantity's excursion is at most twice LAMMPS's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cells=${1:-6}
@@ -129,7 +137,13 @@ EOF
 
 echo "== pair styles: LAMMPS again on the committed states, then ours against it"
 data=nbody-host/tests/data/lammps
-"$LAMMPS_PEER_HOME/venv/bin/python" scripts/peers/lammps_pair.py check \
-  "$data/morse.json" "$data/morse-mixture.json" "$data/lj-mixture.json"
+# Every case committed (scripts/peers/lammps_pair_cases.sh made those past the first three).
+"$LAMMPS_PEER_HOME/venv/bin/python" scripts/peers/lammps_pair.py check "$data"/*[a-z].json
 cargo test -q -p nbody-host --test lammps_pair
+
+echo "== ensembles: LAMMPS again on the committed state, then ours against it"
+"$LAMMPS_PEER_HOME/venv/bin/python" scripts/peers/lammps_ensemble.py check \
+  "$data/ensemble-nvt.json" "$data/ensemble-npt.json" "$data/ensemble-langevin.json" \
+  "$data/ensemble-rescale.json"
+cargo test -q -p nbody-host --test md_ensemble_lammps -- --nocapture
 echo "ci-lammps: all checks pass"

@@ -176,6 +176,7 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
             return match error {
                 E::Io { .. } => exit::IO,
                 E::Diverged { .. }
+                | E::BoxTooSmall { .. }
                 | E::Exploded { .. }
                 | E::NonFiniteEnergy { .. }
                 | E::NonFiniteSnapshot { .. } => exit::DIVERGED,

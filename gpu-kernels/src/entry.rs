@@ -220,8 +220,8 @@ macro_rules! kernel_table {
                     pos: Vec4[extent], types: u32[extent],
                     nlist: u32[shape::neighbour_stride(n) * cap], ncount: u32[n], acc: Vec4[n],
                     vel: Vec4[n], partials: f64[shape::pair_partials(n, $e.block_dim())],
-                    table: f32[ntypes * ntypes * pair::row_words::<$style>()],
-                    n: u32, extent: u32, cap: u32, ntypes: u32,
+                    table: f32[table_len],
+                    n: u32, extent: u32, cap: u32, ntypes: u32, table_len: u32,
                 );
                 $(#[$sdoc])*
                 ///
@@ -231,8 +231,8 @@ macro_rules! kernel_table {
                     pos: Vec4[extent], types: u32[extent],
                     nlist: u32[shape::neighbour_stride(n) * cap], ncount: u32[n], acc: Vec4[n],
                     vel: Vec4[n], partials: f64[shape::pair_partials(n, $e.block_dim())],
-                    table: f32[ntypes * ntypes * pair::row_words::<$style>()],
-                    n: u32, extent: u32, cap: u32, ntypes: u32,
+                    table: f32[table_len],
+                    n: u32, extent: u32, cap: u32, ntypes: u32, table_len: u32,
                 );
             )*
         }
@@ -250,16 +250,17 @@ macro_rules! kernel_table {
             pub fn forces_launch<B: Copy>(self, thermo: bool, args: PairForces<B>) -> Launch<B> {
                 let PairForces {
                     pos, types, nlist, ncount, acc, vel, partials, table, n, extent, cap, ntypes,
+                    table_len,
                 } = args;
                 match (self, thermo) {
                     $(
                         (Style::$style, false) => Launch::$plain {
                             pos, types, nlist, ncount, acc, vel, partials, table, n, extent, cap,
-                            ntypes,
+                            ntypes, table_len,
                         },
                         (Style::$style, true) => Launch::$thermo {
                             pos, types, nlist, ncount, acc, vel, partials, table, n, extent, cap,
-                            ntypes,
+                            ntypes, table_len,
                         },
                     )*
                 }
@@ -288,7 +289,10 @@ macro_rules! kernel_table {
             /// Every entry point, in table order.
             pub const ALL: &'static [Entry] = &[$(Entry::$variant),*];
 
-            /// The `#[no_mangle]` name in the PTX module.
+            /// The `#[no_mangle]` name in the PTX module. (`#[inline]`: host
+            /// code, kept out of the PTX, where 53 arms made a `brx.idx`
+            /// jump table the software device does not decode.)
+            #[inline]
             pub const fn name(self) -> &'static str {
                 match self {
                     $(Entry::$variant => stringify!($symbol),)*
@@ -296,6 +300,8 @@ macro_rules! kernel_table {
             }
 
             /// Parameter types, in order: what the PTX `.entry` declares.
+            /// (`#[inline]`: host code, kept out of the PTX.)
+            #[inline]
             pub const fn params(self) -> &'static [Param] {
                 match self {
                     $(Entry::$variant => &[$(param_kind!($t $([$len])?)),*],)*
@@ -427,7 +433,8 @@ pub struct PairForces<B> {
     pub vel: B,
     /// Per-block sums (the thermo instance).
     pub partials: B,
-    /// The coefficient table, `ntypes^2` rows.
+    /// The coefficient table: `ntypes^2` rows, then the law's tabulated
+    /// data (the `table` style's).
     pub table: B,
     /// Bodies.
     pub n: u32,
@@ -437,6 +444,8 @@ pub struct PairForces<B> {
     pub cap: u32,
     /// Atom types.
     pub ntypes: u32,
+    /// Words of `table` (rows and data).
+    pub table_len: u32,
 }
 
 /// A buffer field mapped through the closure; scalars copied.

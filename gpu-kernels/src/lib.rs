@@ -19,6 +19,7 @@
 //! | [`block_pair`] | forces and potential between two separate blocks (a ring of ranks, several GPUs) |
 //! | [`integrate`] | kick, drift, the two fused, the divergence check |
 //! | [`energy`] | kinetic and softened potential energy, reduced in f64 |
+//! | [`ensemble`] | thermostats and the barostat (Nosé–Hoover chains, MTK), Philox random numbers: scalar `f64`, host and GPU alike |
 //! | [`hermite`] | collisional gravity: predictor, force + jerk + potential of active bodies (f64, mixed) |
 //! | [`periodic`] | short-range MD: the periodic box, ghosts, drift with the rebuild trigger |
 //! | [`scan`] | exclusive prefix sums over the grid (block scans, block sums) |
@@ -78,6 +79,7 @@ macro_rules! unrolled_while {
 pub mod binning;
 pub mod block_pair;
 pub mod energy;
+pub mod ensemble;
 pub mod entry;
 pub mod exec;
 pub mod hermite;

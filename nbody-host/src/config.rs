@@ -7,7 +7,7 @@ use gpu_kernels::shape;
 use crate::error::{Error, Result};
 use crate::force::{ForceLaw, Gravity};
 use crate::integrator::Integrator;
-use crate::md::{self, Boundary, Enumeration, Neighbours};
+use crate::md::{self, Boundary, Ensemble, Enumeration, Neighbours};
 
 /// Default block size for every kernel family.
 pub const DEFAULT_BLOCK: u32 = 256;
@@ -258,6 +258,7 @@ pub struct Params {
     integrator: Integrator,
     boundary: Boundary,
     neighbours: Neighbours,
+    ensemble: Ensemble,
 }
 
 impl Params {
@@ -279,6 +280,7 @@ impl Params {
             integrator,
             boundary: Boundary::Open,
             neighbours: Neighbours::Auto,
+            ensemble: Ensemble::Nve,
         })
     }
 
@@ -301,6 +303,48 @@ impl Params {
     pub(crate) fn with_kernel(self, kernel: Kernel) -> Params {
         debug_assert!(kernel.validate().is_ok(), "{kernel}");
         Params { kernel, ..self }
+    }
+
+    /// These parameters sampling `ensemble` (set after the box, which a
+    /// barostat needs periodic): its values checked
+    /// ([`Error::InvalidParameter`] naming the first bad one), and any
+    /// ensemble but NVE only for a pair potential under
+    /// [`Integrator::VELOCITY_VERLET`] ([`Error::InvalidCombination`]).
+    pub fn with_ensemble(self, ensemble: Ensemble) -> Result<Params> {
+        ensemble.validate(&self.boundary)?;
+        if ensemble != Ensemble::Nve {
+            if self.force.as_pair().is_none() {
+                return Err(Error::InvalidCombination(format!(
+                    "the {} ensemble thermostats short-range molecular dynamics (a pair \
+                     potential); the force law is {}",
+                    ensemble.name(),
+                    self.force
+                )));
+            }
+            if self.integrator != Integrator::VELOCITY_VERLET {
+                return Err(Error::InvalidCombination(format!(
+                    "the {} ensemble integrates with velocity Verlet (as LAMMPS's fixes do); \
+                     the integrator is {}: use Integrator::VELOCITY_VERLET",
+                    ensemble.name(),
+                    self.integrator.name()
+                )));
+            }
+        }
+        Ok(Params { ensemble, ..self })
+    }
+
+    /// These parameters in a periodic box of `lengths` (what a barostat
+    /// changed; the engine keeps it valid for the cutoff).
+    pub(crate) fn with_lengths(self, lengths: [f64; 3]) -> Params {
+        Params {
+            boundary: Boundary::Periodic { lengths },
+            ..self
+        }
+    }
+
+    /// The ensemble (NVE unless set).
+    pub fn ensemble(&self) -> Ensemble {
+        self.ensemble
     }
 
     /// Time step, as the kernels use it (`f32`).
@@ -383,6 +427,7 @@ impl Default for Params {
             integrator: Integrator::default(),
             boundary: Boundary::Open,
             neighbours: Neighbours::Auto,
+            ensemble: Ensemble::Nve,
         }
     }
 }

@@ -87,6 +87,19 @@ pub trait Engine: Send {
         Ok(None)
     }
 
+    /// The periodic box now, where the engine changes it (a barostat);
+    /// `None` where it stays the parameters'.
+    fn box_lengths(&self) -> Option<[f64; 3]> {
+        None
+    }
+
+    /// Why the last [`step`](Self::step) that reported a [`Divergence`]
+    /// stopped, where it was not a non-finite body (a barostat's box grown
+    /// too small for the cutoff); taken once.
+    fn stop_reason(&mut self) -> Option<Error> {
+        None
+    }
+
     /// The collisional (Hermite) engine's own interface; `None` for the
     /// fixed-step engines.
     fn collisional(&mut self) -> Option<&mut dyn Collisional> {

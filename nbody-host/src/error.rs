@@ -199,6 +199,22 @@ pub enum Error {
         body: usize,
     },
 
+    /// A barostat shrank the periodic box below what the cutoff needs (the
+    /// minimum image, and the lists' skin): the run stops there.
+    #[error(
+        "at step {step} the barostat shrank the box to a shortest length of {length}, under \
+         {needed} (twice the cutoff plus skin, which the minimum image needs): the target \
+         pressure is far from the state's, or Pdamp too short"
+    )]
+    BoxTooSmall {
+        /// The step after which the box was too small.
+        step: u64,
+        /// Its shortest length then.
+        length: f64,
+        /// The least the cutoff allows.
+        needed: f64,
+    },
+
     /// The run blew up, found by its physics rather than (only) by a
     /// non-finite value: a body moved more than half the periodic box in
     /// one step, or lies so far out that squared distances overflow `f32`

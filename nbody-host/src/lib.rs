@@ -29,6 +29,8 @@
 //! | [`snapshot`] | `.npy` snapshots, checkpoints to resume from |
 //! | [`oracle`] | the `f64` all-pairs reference every backend is tested against |
 //! | [`md`] | short-range molecular dynamics: periodic boxes, neighbour lists, thermo |
+//! | [`trajectory`] | frames of a periodic run appended to XYZ, DCD or LAMMPS dump files |
+//! | [`analysis`] | `g(r)` per type pair and the mean-squared displacement, as LAMMPS computes them |
 //! | [`hermite`] | collisional N-body: 4th-order Hermite with block time steps, f64 |
 //! | [`pair`] | short-range pair potentials (Lennard-Jones, ...) with coefficients per pair of atom types |
 //! | [`emulator`] | run any kernel body on CPU threads, with a race detector |
@@ -37,6 +39,7 @@
 //! | `render` | frames, animated GIFs and energy plots (feature `render`) |
 #![deny(missing_docs)]
 
+pub mod analysis;
 mod backend;
 pub mod block_pair;
 mod config;
@@ -71,6 +74,7 @@ pub mod render;
 mod simulation;
 pub mod snapshot;
 mod state;
+pub mod trajectory;
 pub mod tuning;
 
 pub use backend::Backend;
@@ -82,7 +86,7 @@ pub use force::{ForceLaw, Gravity};
 pub use hermite::{HermiteSettings, HermiteStats, Precision};
 pub use integrator::Integrator;
 pub use isa::Isa;
-pub use md::{Boundary, Neighbours, Rebuild, Thermo};
+pub use md::{Boundary, Ensemble, Neighbours, Rebuild, Thermo};
 pub use pair::{PairPotential, PairStyle};
 pub use simulation::{Simulation, SimulationBuilder};
 pub use snapshot::Checkpoint;

@@ -239,7 +239,7 @@ impl Pair64 {
 
     /// The cutoff of types `i` and `j`.
     pub fn cutoff(&self, i: u32, j: u32) -> f64 {
-        self.potential.coeff(i, j).cutoff() as f64
+        self.potential.coeff(i, j).cutoff_f64()
     }
 
     /// `x_j - x_i`, by the minimum image in a periodic box.
@@ -384,7 +384,13 @@ impl Pair64 {
         let kinetic = energy_kinetic(sys);
         let (potential, virial) = self.energy_virial(&sys.pos, types);
         let volume = self.lengths.map(|l| l[0] * l[1] * l[2]);
-        crate::md::Thermo::from_sums(step, sys.pos.len(), kinetic, potential, virial, volume)
+        let sums = crate::md::ThermoSums {
+            kinetic,
+            potential,
+            virial,
+            coupling: 0.0,
+        };
+        crate::md::Thermo::from_sums(step, sys.pos.len(), sums, volume)
     }
 
     /// `steps` steps of velocity Verlet (leapfrog kick-drift-kick), `a = F /

@@ -248,6 +248,10 @@ impl Simulation {
         let before = std::mem::take(&mut self.mirror);
         self.energy = OnceLock::new();
         self.thermo = OnceLock::new();
+        // A barostat moves the box: the parameters follow it.
+        if let Some(lengths) = self.engine_mut().box_lengths() {
+            self.params = self.params.clone().with_lengths(lengths);
+        }
         match report? {
             None => {
                 self.advance(steps);
@@ -256,7 +260,13 @@ impl Simulation {
             Some(d) => {
                 let step = self.step + d.after_step;
                 self.advance(d.steps_run);
-                let stopped = self.explain(step, d.body, before.get());
+                // A barostat's stop says why itself; else the state explains.
+                let stopped = match self.engine_mut().stop_reason() {
+                    Some(Error::BoxTooSmall { length, needed, .. }) => {
+                        Stopped::box_too_small(step, d.body, length, needed)
+                    }
+                    _ => self.explain(step, d.body, before.get()),
+                };
                 let error = stopped.error();
                 self.diverged = Some(stopped);
                 Err(error)
@@ -431,7 +441,8 @@ impl Simulation {
 
     /// LAMMPS's thermo output of the current state (short-range forces):
     /// temperature, kinetic, potential and total energy per atom, pressure
-    /// from the virial ([`Thermo`]); kept until the next step. An
+    /// from the virial, the ensemble's coupling energy and the conserved
+    /// quantity, volume and density ([`Thermo`]); kept until the next step. An
     /// [`Error::Unsupported`] for gravity, whose energy is [`energy`](Self::energy).
     ///
     /// ```
@@ -460,14 +471,7 @@ impl Simulation {
                 potential: sums.potential,
             });
         }
-        let thermo = Thermo::from_sums(
-            self.step,
-            self.n,
-            sums.kinetic,
-            sums.potential,
-            sums.virial,
-            self.params.boundary().volume(),
-        );
+        let thermo = Thermo::from_sums(self.step, self.n, sums, self.params.boundary().volume());
         Ok(*self.thermo.get_or_init(|| thermo))
     }
 

@@ -1,6 +1,11 @@
 //! Pair styles against LAMMPS on the same state: Morse (one atom type, and
-//! a two-type mixture, shifted) and a two-type Lennard-Jones mixture
-//! (unshifted). `tests/data/lammps/*.json` holds each case and LAMMPS's
+//! a two-type mixture, shifted), a two-type Lennard-Jones mixture
+//! (unshifted), and with two types each: `lj/smooth/linear` (1-2 mixed),
+//! WCA (`lj/cut` at `2^(1/6)`, shifted), `yukawa`, `soft` (1-2 mixed),
+//! `born`, `buck` (shifted) and `table linear 1000` (a file of 400 points,
+//! one cutoff per pair); those cases hold LAMMPS's commands as text, which
+//! `PairSpec` reads (`scripts/peers/lammps_pair_cases.sh` makes them).
+//! `tests/data/lammps/*.json` holds each case and LAMMPS's
 //! `run 0` on it (total potential energy, virial, pressure, the force on
 //! every atom), made by `scripts/peers/lammps_pair.py` from the `f32`
 //! states beside them; `scripts/ci-lammps.sh` reruns LAMMPS and fails unless
@@ -21,7 +26,7 @@ use common::pair_bounds;
 use nbody_host::oracle::{Pair64, System64};
 use nbody_host::{
     Backend, Bodies, Boundary, CpuTuning, ForceLaw, Integrator, Isa, Neighbours, PairPotential,
-    PairStyle, Simulation,
+    PairStyle, Simulation, pair::PairSpec,
 };
 use serde_json::Value;
 
@@ -68,14 +73,40 @@ fn load(name: &str) -> Case {
     };
     let case = read(name);
     let state = read(case["state"].as_str().unwrap());
-    let style = PairStyle::from_name(case["style"].as_str().unwrap()).unwrap();
     let ntypes = state["types"].as_u64().unwrap() as u32;
-    let mut b = PairPotential::builder(style, ntypes).shift(case["shift"].as_bool().unwrap());
-    for c in case["coeffs"].as_array().unwrap() {
-        let c = floats(c);
-        let (i, j) = (c[0] as u32 - 1, c[1] as u32 - 1);
-        b = b.coeff(i, j, &c[2..c.len() - 1], c[c.len() - 1]);
-    }
+    let potential = match case.get("commands") {
+        // LAMMPS's own commands, read by `PairSpec` as the `md` example does.
+        Some(cmds) => {
+            let words = |v: &Value| -> Vec<String> {
+                v.as_str()
+                    .unwrap()
+                    .split_whitespace()
+                    .map(str::to_owned)
+                    .collect()
+            };
+            let mut spec = PairSpec::parse_lammps(&words(&cmds["pair_style"]))
+                .unwrap()
+                .table_dir(data());
+            for c in cmds["pair_coeff"].as_array().unwrap() {
+                spec.pair_coeff(&words(c)).unwrap();
+            }
+            for m in cmds["pair_modify"].as_array().unwrap() {
+                spec.pair_modify(&words(m)).unwrap();
+            }
+            spec.build(ntypes).unwrap()
+        }
+        None => {
+            let style = PairStyle::from_name(case["style"].as_str().unwrap()).unwrap();
+            let mut b =
+                PairPotential::builder(style, ntypes).shift(case["shift"].as_bool().unwrap());
+            for c in case["coeffs"].as_array().unwrap() {
+                let c = floats(c);
+                let (i, j) = (c[0] as u32 - 1, c[1] as u32 - 1);
+                b = b.coeff(i, j, &c[2..c.len() - 1], c[c.len() - 1]);
+            }
+            b.build().unwrap()
+        }
+    };
     // The state's f32 values are stored as their bits.
     let bits = |v: &Value| -> Vec<u32> {
         v.as_array()
@@ -111,7 +142,7 @@ fn load(name: &str) -> Case {
     let lammps = &case["lammps"];
     Case {
         name: name.to_owned(),
-        force: ForceLaw::Pair(b.build().unwrap()),
+        force: ForceLaw::Pair(potential),
         bodies,
         types,
         boundary: Boundary::cubic(state["box"].as_f64().unwrap()),
@@ -123,9 +154,20 @@ fn load(name: &str) -> Case {
 }
 
 fn cases() -> Vec<Case> {
-    ["morse.json", "morse-mixture.json", "lj-mixture.json"]
-        .map(load)
-        .into()
+    [
+        "morse.json",
+        "morse-mixture.json",
+        "lj-mixture.json",
+        "lj-smooth-linear.json",
+        "wca.json",
+        "yukawa.json",
+        "soft.json",
+        "born.json",
+        "buck.json",
+        "table.json",
+    ]
+    .map(load)
+    .into()
 }
 
 fn build(case: &Case, neighbours: Neighbours, backend: Backend) -> Simulation {

@@ -14,6 +14,15 @@ per-atom forces of one `run 0`, for nbody-host's pair potentials (tests/lammps_p
       (style, coefficients, shift, state file) and LAMMPS's results: total potential energy,
       virial W = sum r_ij . F_ij (from `compute pressure NULL virial`: P_vir = W / 3V),
       pressure, and the force on each atom by id.
+  lammps_pair.py cmds STATE.json OUT.json --pair-style "NAME ARGS" --pair-coeff "I J ..." ...
+                [--pair-modify "shift yes"]
+      the same with LAMMPS's commands as text (every style: yukawa's kappa, table files
+      (read from the state's directory), ...); OUT.json records the commands, which
+      tests/lammps_pair.rs gives to nbody-host's `PairSpec`. Numbers in them must be
+      float32 values already (checked), so both codes run the same potential.
+  lammps_pair.py table OUT.table
+      a LAMMPS table file: section MORSE_LJ (`N 400 R 0.7 2.5`: a Lennard-Jones plus a
+      Morse well, energies and forces -de/dr from the formula) for the `table` case.
   lammps_pair.py check CASE.json ...
       reruns each case from what it records and fails unless LAMMPS gives the recorded
       numbers again (relative 1e-10): the committed data is what this script makes.
@@ -75,13 +84,24 @@ def floats(bits):
 
 def run_case(state, style, coeffs, shift):
     """LAMMPS on `state`: (pe, virial, press, forces by id)."""
+    cutoff = max(c[-1] for c in coeffs)
+    cmds = [f"pair_style {style} {cutoff!r}"]
+    cmds += ["pair_coeff " + " ".join(repr(x) if isinstance(x, float) else str(x) for x in c) for c in coeffs]
+    cmds += [f"pair_modify shift {'yes' if shift else 'no'}"]
+    return run_commands(state, cmds, ".")
+
+
+def run_commands(state, pair_cmds, workdir):
+    """LAMMPS on `state` with the pair commands `pair_cmds` (run in `workdir`, where
+    table files are): (pe, virial, press, forces by id)."""
     lammps = load_lammps()
     lmp = lammps(cmdargs=["-screen", "none", "-log", "none"])
     positions = floats(state["positions_f32_bits"])
     velocities = floats(state["velocities_f32_bits"])
     masses = floats(state["masses_f32_bits"])
     n, box, ntypes = len(positions), state["box"], state["types"]
-    cutoff = max(c[-1] for c in coeffs)
+    here = os.getcwd()
+    os.chdir(workdir)
     cmds = [
         "units lj",
         "atom_style atomic",
@@ -97,10 +117,8 @@ def run_case(state, style, coeffs, shift):
     for t, m in zip(state["atom_types"], masses.tolist()):
         mass[t] = m
     cmds = [f"mass {t} {m!r}" for t, m in sorted(mass.items())]
-    cmds += [f"pair_style {style} {cutoff!r}"]
-    cmds += ["pair_coeff " + " ".join(repr(x) if isinstance(x, float) else str(x) for x in c) for c in coeffs]
+    cmds += pair_cmds
     cmds += [
-        f"pair_modify shift {'yes' if shift else 'no'}",
         "neighbor 0.3 bin",
         "compute vir all pressure NULL virial",
         "thermo_style custom step pe press c_vir",
@@ -120,7 +138,51 @@ def run_case(state, style, coeffs, shift):
     if lmp.get_natoms() != n:
         sys.exit(f"lammps_pair: LAMMPS lost atoms: {lmp.get_natoms()} of {n}")
     lmp.close()
+    os.chdir(here)
     return pe, 3.0 * volume * p_vir, press, forces
+
+
+def check_f32(cmds):
+    """Every number in the commands must be a float32 value (nbody-host's precision)."""
+    for c in cmds:
+        for tok in c.split():
+            try:
+                x = float(tok)
+            except ValueError:
+                continue
+            if float(np.float32(x)) != x:
+                sys.exit(f"lammps_pair: {tok} in `{c}` is not a float32 value: use one that is")
+
+
+def evaluate_cmds(state_path, cmds):
+    with open(state_path) as fh:
+        state = json.load(fh)
+    pair_cmds = [f"pair_style {cmds['pair_style']}"]
+    pair_cmds += [f"pair_coeff {c}" for c in cmds["pair_coeff"]]
+    pair_cmds += [f"pair_modify {m}" for m in cmds.get("pair_modify", [])]
+    check_f32(pair_cmds)
+    workdir = os.path.dirname(os.path.abspath(state_path))
+    pe, virial, press, forces = run_commands(state, pair_cmds, workdir)
+    return {
+        "state": os.path.basename(state_path),
+        "commands": cmds,
+        "lammps": {"pe": pe, "virial": virial, "press": press, "forces": forces},
+    }
+
+
+def write_table(path):
+    """MORSE_LJ: 4 (r^-12 - r^-6) + 0.5 (e^(-2a(r-r0)) - 2 e^(-a(r-r0))), a = 2, r0 = 1.5,
+    400 points R 0.7 2.5 (LAMMPS ignores the r column with R; written anyway)."""
+    n, lo, hi, a, r0 = 400, 0.7, 2.5, 2.0, 1.5
+    lines = ["# lammps_pair.py table: Lennard-Jones plus a Morse well", "", "MORSE_LJ", f"N {n} R {lo} {hi}", ""]
+    for k in range(n):
+        r = lo + (hi - lo) * k / (n - 1)
+        x = np.exp(-a * (r - r0))
+        e = 4.0 * (r**-12 - r**-6) + 0.5 * (x * x - 2.0 * x)
+        f = 4.0 * (12.0 * r**-13 - 6.0 * r**-7) + 0.5 * (2.0 * a * x * x - 2.0 * a * x)
+        lines.append(f"{k + 1} {float(r)!r} {float(e)!r} {float(f)!r}")
+    with open(path, "w") as fh:
+        fh.write("\n".join(lines) + "\n")
 
 
 def parse_coeffs(raw, style):
@@ -166,6 +228,14 @@ def main():
     e.add_argument("--style", required=True)
     e.add_argument("--coeff", nargs="+", action="append", default=[])
     e.add_argument("--shift", action="store_true")
+    m = sub.add_parser("cmds")
+    m.add_argument("state")
+    m.add_argument("out")
+    m.add_argument("--pair-style", required=True)
+    m.add_argument("--pair-coeff", action="append", required=True)
+    m.add_argument("--pair-modify", action="append", default=[])
+    t = sub.add_parser("table")
+    t.add_argument("out")
     c = sub.add_parser("check")
     c.add_argument("cases", nargs="+")
     a = ap.parse_args()
@@ -179,13 +249,26 @@ def main():
             json.dump(case, fh)
         r = case["lammps"]
         print(f"lammps_pair: {a.style}: pe {r['pe']!r} virial {r['virial']!r} press {r['press']!r}")
+    elif a.mode == "cmds":
+        cmds = {"pair_style": a.pair_style, "pair_coeff": a.pair_coeff, "pair_modify": a.pair_modify}
+        case = evaluate_cmds(a.state, cmds)
+        with open(a.out, "w") as fh:
+            json.dump(case, fh)
+        r = case["lammps"]
+        print(f"lammps_pair: {a.pair_style}: pe {r['pe']!r} virial {r['virial']!r} press {r['press']!r}")
+    elif a.mode == "table":
+        write_table(a.out)
+        print(f"lammps_pair: wrote {a.out}")
     else:
         failed = []
         for path in a.cases:
             with open(path) as fh:
                 want = json.load(fh)
             state = os.path.join(os.path.dirname(path), want["state"])
-            got = evaluate(state, want["style"], want["coeffs"], want["shift"])["lammps"]
+            if "commands" in want:
+                got = evaluate_cmds(state, want["commands"])["lammps"]
+            else:
+                got = evaluate(state, want["style"], want["coeffs"], want["shift"])["lammps"]
             w = want["lammps"]
             fscale = max(abs(x) for f in w["forces"] for x in f)
             ok = (

@@ -17,7 +17,7 @@
 mod common;
 
 use common::*;
-use gpu_kernels::pair::{PairSetup, Style, Visitor, fill_row, row_words};
+use gpu_kernels::pair::{Coeffs, PairSetup, Style, Visitor, fill_row, row_words};
 use gpu_kernels::periodic::{STATUS_DUE, STATUS_WORDS};
 use gpu_kernels::shape;
 use softcuda::{
@@ -221,7 +221,14 @@ fn run_force(
                 Arg::Ptr(partials),
                 Arg::Ptr(table),
             ]);
-            args.extend([Arg::U32(nn), Arg::U32(nn), Arg::U32(cap), Arg::U32(1)]);
+            let words = (row.len() / 4) as u32;
+            args.extend([
+                Arg::U32(nn),
+                Arg::U32(nn),
+                Arg::U32(cap),
+                Arg::U32(1),
+                Arg::U32(words),
+            ]);
             (s, args)
         }
         "nbody_hermite_force" | "nbody_hermite_force_mixed" => {
@@ -267,7 +274,8 @@ fn thermo_style(name: &str) -> Option<Style> {
         .find(|s| s.forces_entries()[1].name() == name)
 }
 
-/// A law's row for its example coefficients, shifted.
+/// A law's table for its example coefficients (shifted where the law takes
+/// the shift): the row, then its tabulated data (the `table` style's).
 struct ExampleRow;
 
 impl Visitor for ExampleRow {
@@ -275,9 +283,19 @@ impl Visitor for ExampleRow {
     fn visit<L: PairSetup>(self) -> Vec<f32> {
         let n = L::PARAMS.len();
         let params: Vec<f64> = L::EXAMPLE[..n].iter().map(|&x| x as f64).collect();
-        let mut row = vec![0.0; row_words::<L>() as usize];
-        fill_row::<L>(&params, L::EXAMPLE[n] as f64, true, &mut row).expect("a valid example");
-        row
+        let cutoff = L::EXAMPLE[n] as f64;
+        let mut data = vec![0.0; L::EXAMPLE_DATA];
+        L::example_data(cutoff, &mut data);
+        let c = Coeffs {
+            params: &params,
+            cutoff,
+            data: &data,
+        };
+        let words = row_words::<L>() as usize;
+        let mut table = vec![0.0; words + L::data_words(&c)];
+        let (row, rest) = table.split_at_mut(words);
+        fill_row::<L>(&c, L::SHIFT, row, rest, words as u32).expect("a valid example");
+        table
     }
 }
 

@@ -111,9 +111,13 @@ fn reqntid_is_the_exact_block() {
 /// builds (the gate, the copy back, the entry count added; the build's
 /// kernels and the scans skip their work unless the step builds); the pair
 /// styles' rework (Morse added; Lennard-Jones, the ghosts and the reorder
-/// with atom types). Estimated until the next GPU run measures them. Every
-/// other entry must find its measured count.
-const NOT_YET_MEASURED: [&str; 27] = [
+/// with atom types) and issue 25's six styles. Estimated until the next GPU
+/// run measures them. Every other entry must find its measured count.
+const NOT_YET_MEASURED: [&str; 39] = [
+    "nbody_born_forces",
+    "nbody_born_forces_thermo",
+    "nbody_buck_forces",
+    "nbody_buck_forces_thermo",
     "nbody_hermite_force",
     "nbody_hermite_force_mixed",
     "nbody_hermite_gather",
@@ -122,6 +126,8 @@ const NOT_YET_MEASURED: [&str; 27] = [
     "nbody_hermite_scatter",
     "nbody_lj_forces",
     "nbody_lj_forces_thermo",
+    "nbody_lj_smooth_linear_forces",
+    "nbody_lj_smooth_linear_forces_thermo",
     "nbody_md_bin",
     "nbody_md_copy_back",
     "nbody_md_count_entries",
@@ -137,10 +143,16 @@ const NOT_YET_MEASURED: [&str; 27] = [
     "nbody_scan_add",
     "nbody_scan_blocks",
     "nbody_scan_sums",
+    "nbody_soft_forces",
+    "nbody_soft_forces_thermo",
     "nbody_split_accel",
     "nbody_split_accel_guarded",
     "nbody_split_euler",
     "nbody_split_euler_guarded",
+    "nbody_table_forces",
+    "nbody_table_forces_thermo",
+    "nbody_yukawa_forces",
+    "nbody_yukawa_forces_thermo",
 ];
 
 /// Every shipped entry gets its measured count but those pinned as not yet
@@ -191,7 +203,7 @@ fn registers_are_measured_or_estimated_close_to_the_measurement() {
             );
         }
     }
-    assert_eq!(entries, 48);
+    assert_eq!(entries, 60);
     assert_eq!(errors.len(), entries - NOT_YET_MEASURED.len());
     let mean = errors.iter().sum::<i64>() as f64 / errors.len() as f64;
     assert!(mean < 5.0, "mean error {mean}");

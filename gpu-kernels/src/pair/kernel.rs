@@ -51,15 +51,16 @@ pub const THERMO_PARTIALS: u32 = 3;
 /// # Safety
 /// `pos` and `types` hold the `n` bodies and every ghost an entry of
 /// `nlist` names, `nlist` [`neighbour_stride`](crate::shape::neighbour_stride)`(n) * cap` words, `ncount`, `acc` and
-/// `vel` `n` elements, `table` `ntypes^2` rows of
-/// [`row_words`]`::<L>()` words (`ntypes >= 1`), `partials`
+/// `vel` `n` elements, `table` `table_len` words: `ntypes^2` rows of
+/// [`row_words`]`::<L>()` words (`ntypes >= 1`), then the law's tabulated
+/// data, if any (see [`crate::pair::table`]), `partials`
 /// [`THERMO_PARTIALS`] `f64` per block (read only by the `THERMO`
 /// instance); launched with [`shape::pair_forces`](crate::shape::pair_forces)`(n, block, THERMO)`.
 ///
 /// # Parameters
 /// `extent`: bodies plus ghosts in `pos` and `types` (sizes the emulator's
 /// bounds checks); `cap`: the lists' capacity; `ntypes`: the number of atom
-/// types (1: `types` is not read).
+/// types (1: `types` is not read); `table_len`: the words of `table`.
 #[allow(
     clippy::too_many_arguments,
     reason = "one argument per PTX kernel parameter"
@@ -78,9 +79,15 @@ pub unsafe fn forces<E: Exec, L: PairLaw, const THERMO: bool>(
     extent: u32,
     cap: u32,
     ntypes: u32,
+    table_len: u32,
 ) {
     // `extent` (bodies and ghosts in `pos`) only sizes the host's bounds checks.
     let _ = extent;
+    let data = Data {
+        e,
+        table,
+        last: table_len.max(1) - 1,
+    };
     let i = global_thread(e);
     let mut sums = [0.0f64; 3];
     if i < n {
@@ -96,13 +103,14 @@ pub unsafe fn forces<E: Exec, L: PairLaw, const THERMO: bool>(
                     row[k as usize] = e.load(table, k);
                     k += 1;
                 }
-                list_sums::<E, L, _, THERMO>(e, pos, nlist, ncount, i, cap, pi, &Uniform(row))
+                let rows = Uniform { row, data };
+                list_sums::<E, L, _, THERMO>(e, pos, nlist, ncount, i, cap, pi, &rows)
             } else {
                 let last = ntypes - 1;
                 let typed = Typed {
                     e,
                     types,
-                    table,
+                    data,
                     base: e.load(types, i).min(last) * ntypes,
                     last,
                     words,
@@ -133,23 +141,73 @@ pub unsafe fn forces<E: Exec, L: PairLaw, const THERMO: bool>(
 /// Where the row of each neighbour's type pair comes from.
 trait Rows {
     /// The row.
-    type Row: Row<f32>;
+    type Row<'r>: Row<f32>
+    where
+        Self: 'r;
     /// The row of body `i` with the body or ghost `j`.
     ///
     /// # Safety
     /// `j` is an index of `pos` (a body or a ghost).
-    unsafe fn row(&self, j: u32) -> Self::Row;
+    unsafe fn row(&self, j: u32) -> Self::Row<'_>;
 }
 
-/// One type: the one row, in registers.
-struct Uniform([f32; MAX_ROW]);
+/// The table as a law's tabulated data reads it: any index clamped into it.
+struct Data<'e, E> {
+    e: &'e E,
+    table: Global<f32>,
+    /// `table_len - 1`.
+    last: u32,
+}
 
-impl Rows for Uniform {
-    type Row = [f32; MAX_ROW];
+impl<E: Exec> Data<'_, E> {
+    /// Word `at` (an integer-valued `f32`; NaN and negatives read word 0,
+    /// the conversion saturating) of the table, clamped into it.
+    #[inline(always)]
+    fn read(&self, at: f32) -> f32 {
+        // SAFETY: the index is clamped to table_len - 1, and the table holds table_len words
+        // (the kernel's contract; table_len >= 1, its rows at least).
+        unsafe { self.e.load(self.table, (at as u32).min(self.last)) }
+    }
+}
+
+impl<E> Clone for Data<'_, E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<E> Copy for Data<'_, E> {}
+
+/// One type: the one row, in registers.
+struct Uniform<'e, E> {
+    row: [f32; MAX_ROW],
+    data: Data<'e, E>,
+}
+
+/// The one row, for every pair.
+struct UniformRow<'r, 'e, E>(&'r Uniform<'e, E>);
+
+impl<'e, E: Exec> Rows for Uniform<'e, E> {
+    type Row<'r>
+        = UniformRow<'r, 'e, E>
+    where
+        Self: 'r;
 
     #[inline(always)]
-    unsafe fn row(&self, _: u32) -> [f32; MAX_ROW] {
-        self.0
+    unsafe fn row(&self, _: u32) -> UniformRow<'_, 'e, E> {
+        UniformRow(self)
+    }
+}
+
+impl<E: Exec> Row<f32> for UniformRow<'_, '_, E> {
+    #[inline(always)]
+    fn word(&self, k: usize) -> f32 {
+        self.0.row[k]
+    }
+
+    #[inline(always)]
+    fn data(&self, at: f32) -> f32 {
+        self.0.data.read(at)
     }
 }
 
@@ -158,7 +216,7 @@ impl Rows for Uniform {
 struct Typed<'e, E> {
     e: &'e E,
     types: Global<u32>,
-    table: Global<f32>,
+    data: Data<'e, E>,
     /// `type_i * ntypes`: body i's block of rows.
     base: u32,
     /// `ntypes - 1`: types are clamped to it, so every row is in the table.
@@ -168,22 +226,23 @@ struct Typed<'e, E> {
 
 /// One row of the table.
 struct TableRow<'e, E> {
-    e: &'e E,
-    table: Global<f32>,
+    data: Data<'e, E>,
     /// The row's first word.
     at: u32,
 }
 
 impl<'e, E: Exec> Rows for Typed<'e, E> {
-    type Row = TableRow<'e, E>;
+    type Row<'r>
+        = TableRow<'e, E>
+    where
+        Self: 'r;
 
     #[inline(always)]
     unsafe fn row(&self, j: u32) -> TableRow<'e, E> {
         // SAFETY: j indexes `types` (the caller's contract).
         let tj = unsafe { self.e.load(self.types, j) }.min(self.last);
         TableRow {
-            e: self.e,
-            table: self.table,
+            data: self.data,
             at: (self.base + tj) * self.words,
         }
     }
@@ -194,7 +253,12 @@ impl<E: Exec> Row<f32> for TableRow<'_, E> {
     fn word(&self, k: usize) -> f32 {
         // SAFETY: `at` starts one of the table's ntypes^2 rows (type_i and type_j clamped below
         // ntypes), and laws read only words below `row_words` (the `PairLaw` contract).
-        unsafe { self.e.load(self.table, self.at + k as u32) }
+        unsafe { self.data.e.load(self.data.table, self.at + k as u32) }
+    }
+
+    #[inline(always)]
+    fn data(&self, at: f32) -> f32 {
+        self.data.read(at)
     }
 }
 

@@ -9,7 +9,7 @@
 
 use super::{HEADER, Lane, PairLaw, Row};
 #[cfg(not(target_arch = "nvptx64"))]
-use super::{Invalid, PairSetup, Reference};
+use super::{Coeffs, Invalid, Mixing, PairSetup, Reference, normal, positive};
 
 /// Lennard-Jones 12-6 (see the module documentation).
 #[derive(Clone, Copy, Debug)]
@@ -54,39 +54,16 @@ impl PairSetup for LennardJones {
 
     /// `epsilon` and `sigma` finite and `> 0` (normal `f32`s), with `48 eps
     /// sigma^12` a normal `f32` (units where both are near 1).
-    fn prepare(params: &[f64], words: &mut [f32]) -> Result<(), Invalid> {
-        let positive = |name, v: f64| {
-            let v32 = v as f32;
-            if v.is_finite() && v > 0.0 && v32.is_finite() && v32 >= f32::MIN_POSITIVE {
-                Ok(v)
-            } else {
-                Err(Invalid {
-                    name,
-                    value: v,
-                    requirement: "must be finite and > 0 (a normal f32)",
-                })
-            }
-        };
-        let e = positive("Lennard-Jones epsilon", params[0])?;
-        let s = positive("Lennard-Jones sigma", params[1])?;
-        let s6 = s * s * s * s * s * s;
-        let lj1 = 48.0 * e * s6 * s6;
-        if !(lj1 < f32::MAX as f64 && lj1 > f32::MIN_POSITIVE as f64) {
-            return Err(Invalid {
-                name: "Lennard-Jones 48 epsilon sigma^12",
-                value: lj1,
-                requirement: "must be a normal f32 (choose units where epsilon and sigma are near 1)",
-            });
-        }
-        let w = [lj1, 24.0 * e * s6, 4.0 * e * s6 * s6, 4.0 * e * s6];
+    fn prepare(c: &Coeffs<'_>, words: &mut [f32]) -> Result<(), Invalid> {
+        let w = lj_words(c.params)?;
         for (out, v) in words.iter_mut().zip(w) {
             *out = v as f32;
         }
         Ok(())
     }
 
-    fn reference(params: &[f64], r2: f64) -> Reference {
-        let (e, s) = (params[0], params[1]);
+    fn reference(c: &Coeffs<'_>, r2: f64) -> Reference {
+        let (e, s) = (c.params[0], c.params[1]);
         let t = s * s / r2;
         let s6 = t * t * t;
         Reference {
@@ -97,6 +74,36 @@ impl PairSetup for LennardJones {
             slope: 13.0,
         }
     }
+
+    /// LAMMPS's `pair_lj_cut.cpp` `init_one`: `epsilon` by
+    /// `mix_energy`, `sigma` and the cutoff by `mix_distance`.
+    fn mix(rule: Mixing, ii: &Coeffs<'_>, jj: &Coeffs<'_>, params: &mut [f64]) -> Option<f64> {
+        mix_lj(rule, ii, jj, params)
+    }
+}
+
+/// LAMMPS's Lennard-Jones mixing (`lj/cut`, `lj/smooth/linear`).
+#[cfg(not(target_arch = "nvptx64"))]
+pub(super) fn mix_lj(
+    rule: Mixing,
+    ii: &Coeffs<'_>,
+    jj: &Coeffs<'_>,
+    params: &mut [f64],
+) -> Option<f64> {
+    let (e1, s1, e2, s2) = (ii.params[0], ii.params[1], jj.params[0], jj.params[1]);
+    params[0] = rule.energy(e1, e2, s1, s2);
+    params[1] = rule.distance(s1, s2);
+    Some(rule.distance(ii.cutoff, jj.cutoff))
+}
+
+/// `lj1 .. lj4` (LAMMPS's names) of `epsilon` and `sigma`, each checked.
+#[cfg(not(target_arch = "nvptx64"))]
+pub(super) fn lj_words(params: &[f64]) -> Result<[f64; 4], Invalid> {
+    let e = positive("Lennard-Jones epsilon", params[0])?;
+    let s = positive("Lennard-Jones sigma", params[1])?;
+    let s6 = s * s * s * s * s * s;
+    let lj1 = normal("Lennard-Jones 48 epsilon sigma^12", 48.0 * e * s6 * s6)?;
+    Ok([lj1, 24.0 * e * s6, 4.0 * e * s6 * s6, 4.0 * e * s6])
 }
 
 #[cfg(test)]
@@ -104,14 +111,22 @@ mod tests {
     use super::*;
     use crate::pair::{MAX_ROW, fill_row};
 
+    fn c(params: &[f64], cutoff: f64) -> Coeffs<'_> {
+        Coeffs {
+            params,
+            cutoff,
+            data: &[],
+        }
+    }
+
     #[test]
     fn the_words_are_lammps_constants_and_the_minimum_is_where_it_should_be() {
         let mut row = [0.0f32; MAX_ROW];
-        fill_row::<LennardJones>(&[1.0, 1.0], 2.5, true, &mut row).unwrap();
+        fill_row::<LennardJones>(&c(&[1.0, 1.0], 2.5), true, &mut row, &mut [], 0).unwrap();
         let u_rc = 4.0 * (2.5f64.powi(-12) - 2.5f64.powi(-6));
         assert_eq!(row[..6], [6.25, u_rc as f32, 48.0, 24.0, 4.0, 4.0]);
         // The minimum at 2^(1/6) sigma, depth eps.
-        let r = LennardJones::reference(&[1.0, 1.0], 2f64.powf(1.0 / 3.0));
+        let r = LennardJones::reference(&c(&[1.0, 1.0], 2.5), 2f64.powf(1.0 / 3.0));
         assert!((r.energy + 1.0).abs() < 1e-12 && r.fpair.abs() < 1e-12, "{r:?}");
         for (params, name) in [
             ([0.0, 1.0], "epsilon"),
@@ -121,8 +136,19 @@ mod tests {
             ([1.0, f64::INFINITY], "sigma"),
             ([1.0, 1e4], "sigma^12"),
         ] {
-            let e = fill_row::<LennardJones>(&params, 2.5, false, &mut row).unwrap_err();
+            let e = fill_row::<LennardJones>(&c(&params, 2.5), false, &mut row, &mut [], 0)
+                .unwrap_err();
             assert!(e.name.ends_with(name), "{e:?}");
         }
+        // Mixed as LAMMPS mixes (pair_lj_cut.cpp, init_one).
+        let mut p = [0.0; 2];
+        let rc = LennardJones::mix(
+            Mixing::Arithmetic,
+            &c(&[1.0, 1.0], 2.5),
+            &c(&[0.5, 0.88], 2.2),
+            &mut p,
+        );
+        assert_eq!(p[0], 0.5f64.sqrt());
+        assert!((p[1] - 0.94).abs() < 1e-15 && (rc.unwrap() - 2.35).abs() < 1e-15);
     }
 }

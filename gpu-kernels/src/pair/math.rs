@@ -1,6 +1,7 @@
 //! What a pair law needs of a lane beyond [`Real`]: constants, a
-//! reciprocal, rounding, exact powers of two, `min`/`max`; and the
-//! functions built from them that `Real` lacks, [`exp`] and [`sqrt`].
+//! reciprocal, rounding, exact powers of two, `min`/`max`, a compare and
+//! select; and the functions built from them that `Real` lacks, [`exp`],
+//! [`sqrt`], [`sin_cos`] and [`abs`].
 //!
 //! Everything here is FMAs, products, sums and exact bit operations on the
 //! exponent field, plus the two approximate instructions the kernels already
@@ -30,6 +31,12 @@ pub trait Lane: Real {
     fn min(self, other: Self) -> Self;
     /// The larger of the two, lane by lane.
     fn max(self, other: Self) -> Self;
+    /// The integer toward zero (`cvt.rzi.f32.f32` on the GPU): the index
+    /// of a table's segment.
+    fn trunc(self) -> Self;
+    /// `yes` in the lanes where `self < bound`, `no` elsewhere (and where
+    /// either is NaN): one compare and one select.
+    fn lt_select(self, bound: Self, yes: Self, no: Self) -> Self;
 }
 
 #[cfg(target_arch = "nvptx64")]
@@ -84,6 +91,23 @@ impl Lane for f32 {
     fn max(self, other: f32) -> f32 {
         f32::max(self, other)
     }
+
+    #[inline(always)]
+    fn trunc(self) -> f32 {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            core::intrinsics::truncf32(self)
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            libm::truncf(self)
+        }
+    }
+
+    #[inline(always)]
+    fn lt_select(self, bound: f32, yes: f32, no: f32) -> f32 {
+        if self < bound { yes } else { no }
+    }
 }
 
 /// `ln 2` split for Cody–Waite range reduction: `LN2_HI` has 8 low zero
@@ -122,6 +146,47 @@ pub fn sqrt<R: Lane>(x: R) -> R {
     x * x.rsqrt()
 }
 
+/// `|x|` as `max(x, -x)`.
+#[inline(always)]
+pub fn abs<R: Lane>(x: R) -> R {
+    x.max(-x)
+}
+
+/// `pi` in three parts for Cody–Waite range reduction (Cephes' `DP1..3`
+/// times 4): `k PI_A` and `k PI_B` are exact for `|k| < 2^8`.
+const PI_A: f32 = 3.140_625;
+const PI_B: f32 = 9.675_026e-4;
+const PI_C: f32 = 1.509_958e-7;
+
+/// `(sin x, cos x)`, each within `2e-7` absolute for `|x| <= 100`, in
+/// about 20 FMAs, products and sums plus two roundings: `x = k pi + r` with
+/// `k` the nearest integer to `x / pi` (Cody–Waite in three FMAs, so `|r|
+/// <= pi / 2`), least-squares polynomials of degree 11 (`sin r`, odd) and
+/// 12 (`cos r`, even) on `[-pi/2, pi/2]`, times `(-1)^k` (from the parity
+/// of `k`: `1 - 4 |k/2 - round(k/2)|`, no select).
+#[inline(always)]
+pub fn sin_cos<R: Lane>(x: R) -> (R, R) {
+    let k = (x * x.lit(core::f32::consts::FRAC_1_PI)).round_even();
+    let r = k.mul_add(x.lit(-PI_A), x);
+    let r = k.mul_add(x.lit(-PI_B), r);
+    let r = k.mul_add(x.lit(-PI_C), r);
+    let h = k * x.lit(0.5);
+    let sign = abs(h - h.round_even()).mul_add(x.lit(-4.0), x.lit(1.0));
+    let t = r * r;
+    let s = t.mul_add(x.lit(-2.384_198_8e-8), x.lit(2.752_230_4e-6));
+    let s = t.mul_add(s, x.lit(-1.984_079_6e-4));
+    let s = t.mul_add(s, x.lit(8.333_33e-3));
+    let s = t.mul_add(s, x.lit(-0.166_666_67));
+    let s = (r * t).mul_add(s, r);
+    let c = t.mul_add(x.lit(1.991_815e-9), x.lit(-2.752_552_3e-7));
+    let c = t.mul_add(c, x.lit(2.480_106_6e-5));
+    let c = t.mul_add(c, x.lit(-1.388_888_5e-3));
+    let c = t.mul_add(c, x.lit(4.166_666_6e-2));
+    let c = t.mul_add(c, x.lit(-0.5));
+    let c = t.mul_add(c, x.lit(1.0));
+    (sign * s, sign * c)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,5 +223,25 @@ mod tests {
         }
         assert_eq!(2.5f32.round_even(), 2.0);
         assert_eq!((-3.5f32).round_even(), -4.0);
+        assert_eq!(2.9f32.trunc(), 2.0);
+        assert_eq!((-2.9f32).trunc(), -2.0);
+        assert_eq!(1.0f32.lt_select(2.0, 5.0, 6.0), 5.0);
+        assert_eq!(2.0f32.lt_select(2.0, 5.0, 6.0), 6.0);
+        assert_eq!(f32::NAN.lt_select(2.0, 5.0, 6.0), 6.0);
+        assert_eq!(abs(-1.5f32), 1.5);
+    }
+
+    #[test]
+    fn sin_and_cos_are_within_2e_7_absolute() {
+        let (mut ws, mut wc) = (0.0f64, 0.0f64);
+        let mut x = -100.0f32;
+        while x <= 100.0 {
+            let (s, c) = sin_cos(x);
+            ws = ws.max((s as f64 - libm::sin(x as f64)).abs());
+            wc = wc.max((c as f64 - libm::cos(x as f64)).abs());
+            x += 0.0007;
+        }
+        assert!(ws <= 2e-7 && wc <= 2e-7, "sin {ws:e}, cos {wc:e}");
+        assert_eq!(sin_cos(0.0f32), (0.0, 1.0));
     }
 }

@@ -13,7 +13,7 @@
 use super::math::{self, Lane};
 use super::{HEADER, PairLaw, Row};
 #[cfg(not(target_arch = "nvptx64"))]
-use super::{Invalid, PairSetup, Reference};
+use super::{Coeffs, Invalid, PairSetup, Reference, non_negative, normal, positive};
 
 /// Morse (see the module documentation).
 #[derive(Clone, Copy, Debug)]
@@ -58,46 +58,21 @@ impl PairSetup for Morse {
     const EXAMPLE: &'static [f32] = &[1.0, 3.0, 1.1, 2.5];
 
     /// `D0` and `alpha` finite and `> 0`, `r0` finite and `>= 0` (normal
-    /// `f32`s or 0), with `2 D0 alpha` a normal `f32`.
-    fn prepare(params: &[f64], words: &mut [f32]) -> Result<(), Invalid> {
-        let check = |name, v: f64, zero_ok: bool| {
-            let v32 = v as f32;
-            let ok = v.is_finite()
-                && v32.is_finite()
-                && (v32 >= f32::MIN_POSITIVE || (zero_ok && v == 0.0));
-            if ok {
-                Ok(v)
-            } else {
-                Err(Invalid {
-                    name,
-                    value: v,
-                    requirement: if zero_ok {
-                        "must be finite and >= 0 (a normal f32 or 0)"
-                    } else {
-                        "must be finite and > 0 (a normal f32)"
-                    },
-                })
-            }
-        };
-        let d0 = check("Morse D0", params[0], false)?;
-        let alpha = check("Morse alpha", params[1], false)?;
-        let r0 = check("Morse r0", params[2], true)?;
-        let morse1 = 2.0 * d0 * alpha;
-        if !(morse1 < f32::MAX as f64 && morse1 > f32::MIN_POSITIVE as f64) {
-            return Err(Invalid {
-                name: "Morse 2 D0 alpha",
-                value: morse1,
-                requirement: "must be a normal f32",
-            });
-        }
+    /// `f32`s or 0), with `2 D0 alpha` a normal `f32`. LAMMPS does not
+    /// mix Morse coefficients.
+    fn prepare(c: &Coeffs<'_>, words: &mut [f32]) -> Result<(), Invalid> {
+        let d0 = positive("Morse D0", c.params[0])?;
+        let alpha = positive("Morse alpha", c.params[1])?;
+        let r0 = non_negative("Morse r0", c.params[2])?;
+        let morse1 = normal("Morse 2 D0 alpha", 2.0 * d0 * alpha)?;
         for (out, v) in words.iter_mut().zip([morse1, d0, alpha, alpha * r0]) {
             *out = v as f32;
         }
         Ok(())
     }
 
-    fn reference(params: &[f64], r2: f64) -> Reference {
-        let (d0, alpha, r0) = (params[0], params[1], params[2]);
+    fn reference(c: &Coeffs<'_>, r2: f64) -> Reference {
+        let (d0, alpha, r0) = (c.params[0], c.params[1], c.params[2]);
         let r = libm::sqrt(r2);
         let e = libm::exp(-alpha * (r - r0));
         Reference {
@@ -113,14 +88,22 @@ impl PairSetup for Morse {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pair::{MAX_ROW, OFFSET, fill_row};
+    use crate::pair::{MAX_ROW, Mixing, OFFSET, fill_row};
+
+    fn c(params: &[f64]) -> Coeffs<'_> {
+        Coeffs {
+            params,
+            cutoff: 2.5,
+            data: &[],
+        }
+    }
 
     #[test]
     fn the_minimum_is_at_r0_with_depth_d0_and_bad_values_are_named() {
-        let r = Morse::reference(&[2.0, 3.0, 1.1], 1.1 * 1.1);
+        let r = Morse::reference(&c(&[2.0, 3.0, 1.1]), 1.1 * 1.1);
         assert!((r.energy + 2.0).abs() < 1e-12 && r.fpair.abs() < 1e-12, "{r:?}");
         let mut row = [0.0f32; MAX_ROW];
-        fill_row::<Morse>(&[2.0, 3.0, 1.1], 2.5, true, &mut row).unwrap();
+        fill_row::<Morse>(&c(&[2.0, 3.0, 1.1]), true, &mut row, &mut [], 0).unwrap();
         assert_eq!(row[MORSE1..MORSE1 + 4], [12.0, 2.0, 3.0, 3.3f64 as f32]);
         let e = libm::exp(-3.0 * 1.4);
         assert_eq!(row[OFFSET], (2.0 * (e * e - 2.0 * e)) as f32);
@@ -132,9 +115,12 @@ mod tests {
             ([1.0, 3.0, f64::INFINITY], "r0"),
             ([1e30, 1e30, 1.0], "2 D0 alpha"),
         ] {
-            let e = fill_row::<Morse>(&params, 2.5, false, &mut row).unwrap_err();
+            let e = fill_row::<Morse>(&c(&params), false, &mut row, &mut [], 0).unwrap_err();
             assert!(e.name.ends_with(name), "{e:?}");
         }
-        assert!(fill_row::<Morse>(&[1.0, 3.0, 0.0], 2.5, false, &mut row).is_ok());
+        assert!(fill_row::<Morse>(&c(&[1.0, 3.0, 0.0]), false, &mut row, &mut [], 0).is_ok());
+        // LAMMPS does not mix Morse.
+        let one = c(&[1.0, 3.0, 1.1]);
+        assert_eq!(Morse::mix(Mixing::Geometric, &one, &one, &mut [0.0; 3]), None);
     }
 }

@@ -76,6 +76,10 @@ pub(crate) trait Lanes: Simd + Lane {
 
     /// `self` where `mask` is set, `+0` elsewhere.
     fn zero_unless(self, mask: Self::Mask) -> Self;
+
+    /// The integer-valued lanes as indices, each clamped to `bound - 1`
+    /// (`bound >= 1`; negatives and NaN clamp too): a table's words.
+    fn to_idx(self, bound: u32) -> Self::Idx;
 }
 
 impl Lanes for f32 {
@@ -126,6 +130,12 @@ impl Lanes for f32 {
     fn zero_unless(self, mask: bool) -> f32 {
         if mask { self } else { 0.0 }
     }
+
+    #[inline(always)]
+    fn to_idx(self, bound: u32) -> u32 {
+        // Saturating: NaN and negatives to 0.
+        (self as u32).min(bound - 1)
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -145,6 +155,7 @@ mod x86 {
     // bound (clamped when it was made).
 
     const NEAREST: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    const TOWARD_ZERO: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
 
     /// Sixteen clamped indices and their bound.
     #[derive(Clone, Copy)]
@@ -287,6 +298,19 @@ mod x86 {
             // SAFETY: see above.
             Self::from_raw(self.cap(), unsafe { _mm512_maskz_mov_ps(mask, self.raw()) })
         }
+
+        #[inline(always)]
+        fn to_idx(self, bound: u32) -> Idx16 {
+            // SAFETY: see above. NaN and out-of-range lanes convert to
+            // 0x80000000, which the unsigned clamp sends to bound - 1.
+            let v = unsafe {
+                _mm512_min_epu32(
+                    _mm512_cvttps_epi32(self.raw()),
+                    _mm512_set1_epi32((bound - 1) as i32),
+                )
+            };
+            Idx16 { v, bound }
+        }
     }
 
     impl Lane for F32x16 {
@@ -338,6 +362,23 @@ mod x86 {
             // SAFETY: see above.
             Self::from_raw(self.cap(), unsafe {
                 _mm512_max_ps(self.raw(), other.raw())
+            })
+        }
+
+        #[inline(always)]
+        fn trunc(self) -> Self {
+            // SAFETY: see above.
+            Self::from_raw(self.cap(), unsafe {
+                _mm512_roundscale_ps::<TOWARD_ZERO>(self.raw())
+            })
+        }
+
+        #[inline(always)]
+        fn lt_select(self, bound: Self, yes: Self, no: Self) -> Self {
+            // SAFETY: see above.
+            Self::from_raw(self.cap(), unsafe {
+                let m = _mm512_cmp_ps_mask::<_CMP_LT_OQ>(self.raw(), bound.raw());
+                _mm512_mask_blend_ps(m, no.raw(), yes.raw())
             })
         }
     }
@@ -437,6 +478,19 @@ mod x86 {
             // SAFETY: see above.
             Self::from_raw(self.cap(), unsafe { _mm256_and_ps(self.raw(), mask) })
         }
+
+        #[inline(always)]
+        fn to_idx(self, bound: u32) -> Idx8 {
+            // SAFETY: see above. NaN and out-of-range lanes convert to
+            // 0x80000000, which the unsigned clamp sends to bound - 1.
+            let v = unsafe {
+                _mm256_min_epu32(
+                    _mm256_cvttps_epi32(self.raw()),
+                    _mm256_set1_epi32((bound - 1) as i32),
+                )
+            };
+            Idx8 { v, bound }
+        }
     }
 
     impl Lane for F32x8 {
@@ -488,6 +542,23 @@ mod x86 {
             // SAFETY: see above.
             Self::from_raw(self.cap(), unsafe {
                 _mm256_max_ps(self.raw(), other.raw())
+            })
+        }
+
+        #[inline(always)]
+        fn trunc(self) -> Self {
+            // SAFETY: see above.
+            Self::from_raw(self.cap(), unsafe {
+                _mm256_round_ps::<TOWARD_ZERO>(self.raw())
+            })
+        }
+
+        #[inline(always)]
+        fn lt_select(self, bound: Self, yes: Self, no: Self) -> Self {
+            // SAFETY: see above.
+            Self::from_raw(self.cap(), unsafe {
+                let m = _mm256_cmp_ps::<_CMP_LT_OQ>(self.raw(), bound.raw());
+                _mm256_blendv_ps(no.raw(), yes.raw(), m)
             })
         }
     }
@@ -593,6 +664,17 @@ mod arm {
                 vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(self.raw()), mask))
             })
         }
+
+        #[inline(always)]
+        fn to_idx(self, bound: u32) -> Idx4 {
+            let mut lanes = [0f32; 4];
+            self.store(&mut lanes);
+            // Saturating: NaN and negatives to 0.
+            Idx4 {
+                v: lanes.map(|x| (x as u32).min(bound - 1)),
+                bound,
+            }
+        }
     }
 
     impl Lane for F32x4 {
@@ -639,6 +721,20 @@ mod arm {
         fn max(self, other: Self) -> Self {
             // SAFETY: see above.
             Self::from_raw(self.cap(), unsafe { vmaxq_f32(self.raw(), other.raw()) })
+        }
+
+        #[inline(always)]
+        fn trunc(self) -> Self {
+            // SAFETY: see above.
+            Self::from_raw(self.cap(), unsafe { vrndq_f32(self.raw()) })
+        }
+
+        #[inline(always)]
+        fn lt_select(self, bound: Self, yes: Self, no: Self) -> Self {
+            // SAFETY: see above.
+            Self::from_raw(self.cap(), unsafe {
+                vbslq_f32(vcltq_f32(self.raw(), bound.raw()), yes.raw(), no.raw())
+            })
         }
     }
 }

@@ -41,13 +41,16 @@
 //! | --- | --- |
 //! | `mod.rs` | [`Boundary`], [`Neighbours`], [`CellList`], [`Lists`], [`Rebuild`], the validation of combinations |
 //! | `state.rs` | [`Thermo`], [`MdStats`], [`MdState`]: what a run reports and carries from one engine to the next |
+//! | `ensemble.rs` | [`Ensemble`] (NVE, Nosé–Hoover NVT, Langevin, rescaling, MTK NPT), [`EnsembleFlags`], the state a thermostat carries |
 //! | `cells.rs` | the cell grid: geometry, the forward half stencil, the layers the CPU schedule colours |
 //!
 //! The CPU engine that runs it is `cpu/md/`.
 
 pub(crate) mod cells;
+pub(crate) mod ensemble;
 mod state;
 
+pub use ensemble::{Ensemble, EnsembleFlags};
 pub use state::{MdState, MdStats, Thermo};
 pub(crate) use state::{NeighbourOrigin, ThermoSums};
 

@@ -2,7 +2,7 @@
 //! from one engine to the next ([`MdState`]).
 
 /// LAMMPS's thermo quantities (`thermo_style custom step temp pe ke etotal
-/// press`) in its definitions for `units lj`: energies per atom
+/// press ecouple econserve vol density`) in its definitions for `units lj`: energies per atom
 /// (`thermo_modify norm yes`, LAMMPS's default for LJ units), the
 /// temperature with `3N - 3` degrees of freedom (the total momentum
 /// removed), `k_B = 1`, the pressure from the virial. Sums in `f64`.
@@ -25,18 +25,34 @@ pub struct Thermo {
     pub pressure: Option<f64>,
     /// The virial `W` (total, not per atom).
     pub virial: f64,
+    /// The energy the thermostat and barostat took from the atoms, per
+    /// atom (LAMMPS's `ecouple`: the thermostats' and barostat's own energy
+    /// for Nosé–Hoover, the cumulative exchange for Langevin and
+    /// rescaling; 0 for NVE).
+    pub coupling: f64,
+    /// `total + coupling`: what the extended system conserves (LAMMPS's
+    /// `econserve`), per atom.
+    pub conserved: f64,
+    /// The box's volume (`None` in open space); it changes under a barostat.
+    pub volume: Option<f64>,
+    /// Number density `N / V` (`None` in open space).
+    pub density: Option<f64>,
 }
 
 impl Thermo {
-    /// From the totals: kinetic and potential energy, virial.
+    /// From the totals: kinetic and potential energy, virial, coupling energy.
     pub(crate) fn from_sums(
         step: u64,
         atoms: usize,
-        kinetic: f64,
-        potential: f64,
-        virial: f64,
+        sums: ThermoSums,
         volume: Option<f64>,
     ) -> Thermo {
+        let ThermoSums {
+            kinetic,
+            potential,
+            virial,
+            coupling,
+        } = sums;
         let n = atoms as f64;
         let dof = 3.0 * n - 3.0;
         Thermo {
@@ -48,6 +64,10 @@ impl Thermo {
             total: (kinetic + potential) / n,
             pressure: volume.map(|v| (2.0 * kinetic + virial) / (3.0 * v)),
             virial,
+            coupling: coupling / n,
+            conserved: (kinetic + potential + coupling) / n,
+            volume,
+            density: volume.map(|v| n / v),
         }
     }
 }
@@ -58,6 +78,8 @@ pub(crate) struct ThermoSums {
     pub kinetic: f64,
     pub potential: f64,
     pub virial: f64,
+    /// The ensemble's coupling energy ([`Thermo::coupling`], total).
+    pub coupling: f64,
 }
 
 /// Counters and the time split of a short-range run, as LAMMPS prints them
@@ -108,6 +130,8 @@ pub struct MdState {
     pub types: Vec<u32>,
     /// The neighbour lists' origin, if the engine had lists.
     pub(crate) neighbours: Option<NeighbourOrigin>,
+    /// The thermostat's and barostat's state, under an ensemble other than NVE.
+    pub(crate) ensemble: Option<super::ensemble::EnsembleState>,
 }
 
 impl MdState {
@@ -118,6 +142,7 @@ impl MdState {
             images,
             types: Vec::new(),
             neighbours: None,
+            ensemble: None,
         }
     }
 
@@ -148,6 +173,9 @@ pub(crate) struct NeighbourOrigin {
     pub reference: Vec<[f32; 3]>,
     /// Steps since that build.
     pub since_build: u64,
+    /// The box at that build, where a barostat has changed it since
+    /// (`None`: the box now).
+    pub lengths: Option<[f32; 3]>,
 }
 
 #[cfg(test)]
@@ -157,13 +185,19 @@ mod tests {
     #[test]
     fn thermo_follows_the_lammps_definitions() {
         // 4 atoms, KE 3: T = 2 * 3 / 9; P = (2 KE + W) / 3V.
-        let t = Thermo::from_sums(7, 4, 3.0, -8.0, 6.0, Some(2.0));
+        let sums = |kinetic, potential, virial, coupling| ThermoSums {
+            kinetic,
+            potential,
+            virial,
+            coupling,
+        };
+        let t = Thermo::from_sums(7, 4, sums(3.0, -8.0, 6.0, 1.0), Some(2.0));
         assert_eq!(t.temperature, 6.0 / 9.0);
         assert_eq!((t.kinetic, t.potential, t.total), (0.75, -2.0, -1.25));
         assert_eq!(t.pressure, Some(2.0));
-        assert_eq!(
-            Thermo::from_sums(0, 1, 1.0, 0.0, 0.0, None).temperature,
-            0.0
-        );
+        assert_eq!((t.coupling, t.conserved), (0.25, -1.0));
+        assert_eq!((t.volume, t.density), (Some(2.0), Some(2.0)));
+        let one = Thermo::from_sums(0, 1, sums(1.0, 0.0, 0.0, 0.0), None);
+        assert_eq!((one.temperature, one.density), (0.0, None));
     }
 }

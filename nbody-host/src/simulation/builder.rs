@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::force::{ForceLaw, Gravity};
 use crate::hermite::HermiteState;
 use crate::integrator::Integrator;
-use crate::md::{Boundary, MdState, Neighbours};
+use crate::md::{Boundary, Ensemble, MdState, Neighbours};
 use crate::state::Bodies;
 
 use super::{Continued, Simulation};
@@ -29,6 +29,7 @@ pub struct SimulationBuilder {
     pub(crate) gravity_after_force: bool,
     pub(crate) boundary: Boundary,
     pub(crate) neighbours: Neighbours,
+    pub(crate) ensemble: Ensemble,
     pub(crate) md: Option<MdState>,
     /// The f64 start of a Hermite run (`Simulation::builder_f64`, a checkpoint).
     pub(crate) hermite: Option<HermiteState>,
@@ -89,6 +90,15 @@ impl SimulationBuilder {
     /// [`Neighbours::Auto`]).
     pub fn neighbours(mut self, neighbours: Neighbours) -> Self {
         self.neighbours = neighbours;
+        self
+    }
+
+    /// The statistical ensemble of a short-range run (default
+    /// [`Ensemble::Nve`]): a thermostat, or a thermostat and a barostat,
+    /// as LAMMPS's fixes integrate them (see [`Ensemble`]). Checked at
+    /// [`build`](Self::build), before any work.
+    pub fn ensemble(mut self, ensemble: Ensemble) -> Self {
+        self.ensemble = ensemble;
         self
     }
 
@@ -170,7 +180,8 @@ impl SimulationBuilder {
             None => ForceLaw::gravity(self.g, self.softening)?,
         };
         Params::new(self.dt, force, self.kernel, self.integrator)?
-            .with_boundary(self.boundary, self.neighbours)
+            .with_boundary(self.boundary, self.neighbours)?
+            .with_ensemble(self.ensemble)
     }
 
     /// Validates everything, checks the host memory the engine needs
@@ -207,6 +218,7 @@ impl Simulation {
             gravity_after_force: false,
             boundary: d.boundary(),
             neighbours: d.neighbours(),
+            ensemble: d.ensemble(),
             md: None,
             hermite: None,
             // Chosen from N and the device when built (`Kernel::Auto`).

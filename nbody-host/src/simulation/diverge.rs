@@ -22,6 +22,7 @@ impl Simulation {
             step,
             body,
             reason: None,
+            box_too_small: None,
         };
         let Ok(bodies) = self.bodies() else {
             return plain;
@@ -52,6 +53,7 @@ impl Simulation {
                      or remove the body",
                     p.to_array()
                 )),
+                box_too_small: None,
             };
         }
         if let (Some(lengths), None) = (
@@ -69,6 +71,7 @@ impl Simulation {
                     lengths.iter().copied().fold(f32::INFINITY, f32::min),
                     v.length()
                 )),
+                box_too_small: None,
             };
         }
         plain
@@ -117,11 +120,32 @@ pub(crate) struct Stopped {
     /// Found by the physics ([`Error::Exploded`]); `None`: a non-finite
     /// value ([`Error::Diverged`]).
     reason: Option<String>,
+    /// A barostat's box too small for the cutoff: `(length, needed)`
+    /// ([`Error::BoxTooSmall`]), which outranks the other two.
+    box_too_small: Option<(f64, f64)>,
 }
 
 impl Stopped {
+    /// A run whose barostat shrank the box to a shortest `length`, under
+    /// the `needed` one, at `step`.
+    pub(crate) fn box_too_small(step: u64, body: usize, length: f64, needed: f64) -> Stopped {
+        Stopped {
+            step,
+            body,
+            reason: None,
+            box_too_small: Some((length, needed)),
+        }
+    }
+
     /// The error to report.
     pub(crate) fn error(&self) -> Error {
+        if let Some((length, needed)) = self.box_too_small {
+            return Error::BoxTooSmall {
+                step: self.step,
+                length,
+                needed,
+            };
+        }
         match &self.reason {
             Some(reason) => Error::Exploded {
                 step: self.step,

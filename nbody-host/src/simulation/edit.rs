@@ -81,20 +81,28 @@ impl Simulation {
         ids
     }
 
-    /// The image counters (in a periodic box) and the atom types (where
-    /// given) after `edit` (a body added or removed: the lists are built
-    /// afresh). Added bodies are of type 0, with zero image counters.
+    /// The image counters (in a periodic box), the atom types (where
+    /// given) and the ensemble's state after `edit` (a body added or
+    /// removed: the lists are built afresh). Added bodies are of type 0,
+    /// with zero image counters.
     fn md_for(&self, edit: Edit) -> Result<Option<MdState>> {
-        let types = match self.engine().md_state()? {
+        let md = self.engine().md_state()?;
+        // The thermostat goes on (Langevin's last forces: none for new bodies).
+        let ensemble = md.as_ref().and_then(|m| m.ensemble.clone()).map(|mut e| {
+            e.kicks = edit.apply(e.kicks, [0.0; 3]);
+            e
+        });
+        let types = match md {
             Some(md) if md.types.iter().any(|&t| t != 0) => md.types,
             _ => Vec::new(),
         };
         let images = self.engine().images()?;
-        if images.is_none() && types.is_empty() {
+        if images.is_none() && types.is_empty() && ensemble.is_none() {
             return Ok(None);
         }
         Ok(Some(MdState {
             types: edit.apply(types, 0),
+            ensemble,
             ..MdState::with_images(edit.apply(images.unwrap_or_default(), [0; 3]))
         }))
     }

@@ -104,6 +104,7 @@ impl Simulation {
             .force(params.force().clone())
             .boundary(params.boundary())
             .neighbours(params.neighbours())
+            .ensemble(params.ensemble())
             .kernel(params.kernel())
             .integrator(params.integrator())
             .start_at(state.step, state.time)

@@ -662,6 +662,6 @@ fn decode_record(bytes: &[u8]) -> std::result::Result<Snapshot, String> {
             ids,
         },
         params,
-        md: extra.md_state(),
+        md: extra.md_state()?,
     })
 }

@@ -171,7 +171,7 @@ pub fn check_output_path(path: impl AsRef<Path>) -> Result<()> {
 /// The file `path` names once its symlinks are followed (relative links
 /// relative to the link's directory), which need not exist; an error if it
 /// exists and is not a regular file, or if the links go round in a loop.
-pub(super) fn resolve_target(path: &Path) -> Result<PathBuf> {
+pub(crate) fn resolve_target(path: &Path) -> Result<PathBuf> {
     let io = |source| Error::Io {
         path: path.to_path_buf(),
         source,

@@ -44,7 +44,9 @@ pub struct Checkpoint {
 }
 
 const CKPT_MAGIC: &[u8; 8] = b"NBODYCKP";
-/// Version 5 writes a pair potential as the `PAIR` section and the atom
+/// Version 6 is version 5 with an ensemble (`ENSM`, `ENST`, `KICK`
+/// sections), written only for ensembles other than NVE, whose files stay
+/// version 5; version 5 writes a pair potential as the `PAIR` section and the atom
 /// types as `TYPE` (builds that skip them refuse the version; `LJ12` is
 /// still read); version 4 adds, after the `f64` time step, the byte length of optional
 /// sections that follow the bodies (`super::sections`: Lennard-Jones, the
@@ -52,7 +54,9 @@ const CKPT_MAGIC: &[u8; 8] = b"NBODYCKP";
 /// version 3 the time step in `f64` after the backend record (what the
 /// simulated time advances by); version 2 stores the backend as data
 /// ([`encode_backend`]); version 1 its display form. All five are read.
-const CKPT_VERSION: u32 = 5;
+const CKPT_VERSION: u32 = 6;
+/// What a run in the NVE ensemble writes (builds from before the ensembles read it).
+const CKPT_VERSION_NVE: u32 = 5;
 /// Bytes before the backend record: magic, version, n, step, time, dt,
 /// softening, G, kernel, block, integrator, record length.
 const CKPT_FIXED: usize = 8 + 4 + 8 + 8 + 8 + 4 + 4 + 4 + 1 + 4 + 1 + 1;
@@ -162,7 +166,12 @@ impl Checkpoint {
         );
         let mut b = Vec::with_capacity(CKPT_FIXED + name.len() + 12 + n * 28 + extra.len() + 4);
         b.extend_from_slice(CKPT_MAGIC);
-        b.extend_from_slice(&CKPT_VERSION.to_le_bytes());
+        let version = if p.ensemble() == crate::md::Ensemble::Nve {
+            CKPT_VERSION_NVE
+        } else {
+            CKPT_VERSION
+        };
+        b.extend_from_slice(&version.to_le_bytes());
         b.extend_from_slice(&(n as u64).to_le_bytes());
         b.extend_from_slice(&self.state.step.to_le_bytes());
         b.extend_from_slice(&self.state.time.to_le_bytes());
@@ -342,6 +351,7 @@ impl Checkpoint {
         let params = extra.params(header).map_err(|e| bad(e.to_string()))?;
         let hermite = extra.hermite.take().map(|(.., h)| h);
         let ids = extra.ids(n);
+        let md = extra.md_state().map_err(bad)?;
         Ok((
             Checkpoint {
                 state: State {
@@ -353,7 +363,7 @@ impl Checkpoint {
                 params,
                 backend,
             },
-            extra.md_state(),
+            md,
             hermite,
         ))
     }

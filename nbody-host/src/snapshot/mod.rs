@@ -49,7 +49,7 @@ pub use archive::{Archive, ArchiveWriter, RecordInfo, Snapshot, TIME_TOLERANCE};
 #[cfg(feature = "render")]
 pub(crate) use atomic_write::AtomicFile;
 pub use atomic_write::check_output_path;
-pub(crate) use atomic_write::write_atomically;
+pub(crate) use atomic_write::{resolve_target, write_atomically};
 pub use checkpoint::Checkpoint;
 pub use npy::{Columns64, load_npy, load_npy_f64, save_npy, save_npy_f64};
 

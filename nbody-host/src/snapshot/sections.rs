@@ -5,13 +5,18 @@
 //!
 //! | tag | payload |
 //! | --- | --- |
-//! | `PAIR` | a pair potential: the style's name (`u8` length, UTF-8: LAMMPS's, `lj/cut`, `morse`, ...), the number of atom types `T` (`u32`), shift (`u8`), coefficients per pair `P` (`u8`), then for each pair of types `i <= j` in row order its `P` coefficients and its cutoff (`f32`) |
+//! | `PAIR` | a pair potential: the style's name (`u8` length, UTF-8: LAMMPS's, `lj/cut`, `morse`, ...), the number of atom types `T` (`u32`), shift (`u8`), coefficients per pair `P` (`u8`) plus `0x80`, the mixing rule (`u8`: 0 none, 1 geometric, 2 arithmetic, 3 sixthpower), then for each pair of types `i <= j` in row order: mixed (`u8`; a mixed pair stores nothing more, the rule remakes it), else its `P` coefficients and its cutoff (`f64`) and its tabulated data (`u32` count, then that many `f64`: the `table` style's) |
+//! | `PAIR` (before mixing and tables; read only) | the same up to `P` (without `0x80`), then for each pair its `P` coefficients and its cutoff (`f32`) |
 //! | `TYPE` | `N` atom types (`u32`), in body order (absent: all 0) |
 //! | `LJ12` | (read only: what files before `PAIR` wrote for Lennard-Jones) `epsilon`, `sigma`, `r_c` (`f32`), shift (`u8`) |
 //! | `PBOX` | the periodic box: `Lx, Ly, Lz` (`f64`) |
 //! | `NBRS` | the enumeration: kind (`u8`: 0 auto, 1 all pairs, 2 cells), skin (`f64`), rebuild (`u8`: 0 auto, 1 every), `k` (`u32`), lists (`u8`: 0 auto, 1 half, 2 full), bin size (`f64`) |
 //! | `IMGS` | `N` image counters `[i32; 3]`, in body order |
 //! | `NREF` | where the lists were built: steps since (`u64`), then `N` positions `[f32; 3]` in body order |
+//! | `NBOX` | the box of that build, where a barostat has changed it since: `Lx, Ly, Lz` (`f32`) |
+//! | `ENSM` | the ensemble (`md::Ensemble`): a code (`u8`: 1 NVT, 2 Langevin, 3 rescaling, 4 NPT) and its values (`f64` temperatures, times and pressure, `u32` chains and interval, `u64` seed and ramp); absent for NVE |
+//! | `ENST` | the ensemble's state: the Nosé–Hoover chains (`eta`, `eta_dot`, `eta_dotdot`, 8, 9, 8 `f64`; the barostat's likewise), `omega`, `omega_dot`, the MTK term, `V0`, the thermostat's temperature, the box (3), the exchanged energy, the last step's (`f64`), the steps taken (`u64`) |
+//! | `KICK` | Langevin's last friction and random force over mass per body, `[f32; 3]` in body order |
 //! | `HRM4` | Hermite (`crate::hermite`): `eta`, `eta_s` (`f64`), precision (`u8`: 0 f64, 1 mixed), `G`, `eps` (`f64`), block steps, force evaluations (`u64`), then per body `x[3] v[3] m a[3] j[3] snap[3] crackle[3] last_dt` (20 `f64`) |
 //! | `IDS8` | the bodies' stable ids, `N` `u64` in body order (only where they are not `0..N`) |
 //!
@@ -20,15 +25,21 @@
 //! force law, softening and `G`, is in the fixed header; a pair potential's
 //! file stores gravity's defaults there, unused). Builds from before `PAIR`
 //! skip it and the `TYPE` section: checkpoints with them are version 5,
-//! which those builds refuse.
+//! which those builds refuse. An ensemble other than NVE writes version 6
+//! (builds that would skip `ENSM` and run NVE refuse it); NVE files stay
+//! version 5. Archive records keep their version: a build from before the
+//! ensembles reads such a record's state and box but not its thermostat.
 
 use super::reader::Reader;
 use crate::config::Params;
 use crate::force::ForceLaw;
 use crate::hermite::{HermiteSettings, HermiteState, HermiteStats, Precision};
 use crate::integrator::Integrator;
-use crate::md::{Boundary, CellList, Lists, MdState, NeighbourOrigin, Neighbours, Rebuild};
-use crate::pair::{PairPotential, PairStyle};
+use crate::md::ensemble::EnsembleState;
+use crate::md::{
+    Boundary, CellList, Ensemble, Lists, MdState, NeighbourOrigin, Neighbours, Rebuild,
+};
+use crate::pair::{Mixing, PairPotential, PairStyle};
 
 /// What the sections of a file held.
 #[derive(Debug, Default)]
@@ -39,6 +50,14 @@ pub(super) struct Sections {
     pub images: Option<Vec<[i32; 3]>>,
     pub types: Option<Vec<u32>>,
     pub origin: Option<NeighbourOrigin>,
+    /// `NBOX` (joined to `origin` at the end: the sections come in any order).
+    pub build_box: Option<[f32; 3]>,
+    pub ensemble: Option<Ensemble>,
+    /// The `ENST` and `KICK` payloads (decoded with the ensemble, in any order).
+    pub ensemble_state: Option<Vec<u8>>,
+    pub kicks: Option<Vec<u8>>,
+    /// The bodies.
+    pub n: usize,
     /// Hermite: settings, `G` and `eps` in f64, the per-body state.
     pub hermite: Option<(HermiteSettings, f64, f64, HermiteState)>,
     pub ids: Option<Vec<u64>>,
@@ -103,6 +122,9 @@ pub(super) fn encode(
         let p: Vec<u8> = lengths.iter().flat_map(|l| l.to_le_bytes()).collect();
         section(&mut out, b"PBOX", &p);
     }
+    if params.ensemble() != Ensemble::Nve {
+        section(&mut out, b"ENSM", &params.ensemble().encode());
+    }
     let neighbours = params.neighbours();
     if neighbours != Neighbours::Auto {
         let (kind, c) = match neighbours {
@@ -150,10 +172,25 @@ pub(super) fn encode(
                     .flat_map(|x| x.to_le_bytes()),
             );
             section(&mut out, b"NREF", &p);
+            if let Some(l) = origin.lengths {
+                let p: Vec<u8> = l.iter().flat_map(|x| x.to_le_bytes()).collect();
+                section(&mut out, b"NBOX", &p);
+            }
+        }
+        if let Some(state) = &md.ensemble {
+            let (p, kicks) = state.encode();
+            section(&mut out, b"ENST", &p);
+            if !kicks.is_empty() {
+                section(&mut out, b"KICK", &kicks);
+            }
         }
     }
     out
 }
+
+/// Set in the `PAIR` coefficient count: the payload is the `f64` layout
+/// with mixing and tabulated data.
+const PAIR_F64: u8 = 0x80;
 
 /// The `PAIR` payload of `pair`.
 fn encode_pair(pair: &PairPotential) -> Vec<u8> {
@@ -162,11 +199,25 @@ fn encode_pair(pair: &PairPotential) -> Vec<u8> {
     p.extend_from_slice(name);
     p.extend_from_slice(&pair.types().to_le_bytes());
     p.push(u8::from(pair.shift()));
-    p.push(pair.style().params().len() as u8);
+    p.push(pair.style().params().len() as u8 | PAIR_F64);
+    p.push(match pair.mixing() {
+        None => 0,
+        Some(Mixing::Geometric) => 1,
+        Some(Mixing::Arithmetic) => 2,
+        Some(Mixing::SixthPower) => 3,
+    });
     for i in 0..pair.types() {
         for j in i..pair.types() {
             let c = pair.coeff(i, j);
-            for x in c.params().iter().chain([&c.cutoff()]) {
+            p.push(u8::from(c.is_mixed()));
+            if c.is_mixed() {
+                continue;
+            }
+            for x in c.params().iter().chain([&c.cutoff_f64()]) {
+                p.extend_from_slice(&x.to_le_bytes());
+            }
+            p.extend_from_slice(&(c.data().len() as u32).to_le_bytes());
+            for x in c.data() {
                 p.extend_from_slice(&x.to_le_bytes());
             }
         }
@@ -184,7 +235,9 @@ fn decode_pair(payload: &[u8]) -> Result<PairPotential, String> {
         .ok_or_else(|| format!("section PAIR: unknown pair style {name:?}"))?;
     let fixed = payload.get(1 + len..1 + len + 6).ok_or_else(short)?;
     let mut r = Reader::new(fixed, 0);
-    let (types, shift, count) = (r.u32(), r.u8() != 0, r.u8() as usize);
+    let (types, shift, count) = (r.u32(), r.u8() != 0, r.u8());
+    let wide = count & PAIR_F64 != 0;
+    let count = (count & !PAIR_F64) as usize;
     if count != style.params().len() {
         return Err(format!(
             "section PAIR: {count} coefficients per pair for {name}, which has {}",
@@ -195,27 +248,80 @@ fn decode_pair(payload: &[u8]) -> Result<PairPotential, String> {
         return Err(format!("section PAIR: {types} atom types"));
     }
     let pairs = (types as usize) * (types as usize + 1) / 2;
-    let want = 1 + len + 6 + pairs * (count + 1) * 4;
-    if payload.len() != want {
-        return Err(format!(
-            "section PAIR: {} bytes, expected {want}",
-            payload.len()
-        ));
-    }
-    let mut r = Reader::new(payload, 1 + len + 6);
     let mut builder = PairPotential::builder(style, types).shift(shift);
+    if !wide {
+        let want = 1 + len + 6 + pairs * (count + 1) * 4;
+        if payload.len() != want {
+            return Err(format!(
+                "section PAIR: {} bytes, expected {want}",
+                payload.len()
+            ));
+        }
+        let mut r = Reader::new(payload, 1 + len + 6);
+        for i in 0..types {
+            for j in i..types {
+                let params: Vec<f64> = (0..count).map(|_| decimal(r.f32())).collect();
+                builder = builder.coeff(i, j, &params, decimal(r.f32()));
+            }
+        }
+        return builder.build().map_err(|e| format!("section PAIR: {e}"));
+    }
+    // The f64 layout: every read checked against the payload's end.
+    let mut at = 1 + len + 6;
+    let mut take = |n: usize| -> Result<&[u8], String> {
+        let b = payload.get(at..at + n).ok_or_else(short)?;
+        at += n;
+        Ok(b)
+    };
+    let f64_at = |b: &[u8]| f64::from_le_bytes(b.try_into().expect("8 bytes"));
+    builder = match take(1)?[0] {
+        0 => builder,
+        1 => builder.mix(Mixing::Geometric),
+        2 => builder.mix(Mixing::Arithmetic),
+        3 => builder.mix(Mixing::SixthPower),
+        other => return Err(format!("section PAIR: mixing code {other}")),
+    };
     for i in 0..types {
         for j in i..types {
-            let params: Vec<f64> = (0..count).map(|_| r.f32() as f64).collect();
-            builder = builder.coeff(i, j, &params, r.f32() as f64);
+            if take(1)?[0] != 0 {
+                continue;
+            }
+            let params: Vec<f64> = (0..count)
+                .map(|_| take(8).map(f64_at))
+                .collect::<Result<_, _>>()?;
+            let cutoff = f64_at(take(8)?);
+            let n = u32::from_le_bytes(take(4)?.try_into().expect("4 bytes")) as usize;
+            if n > payload.len() / 8 {
+                return Err(short());
+            }
+            let data: Vec<f64> = (0..n)
+                .map(|_| take(8).map(f64_at))
+                .collect::<Result<_, _>>()?;
+            builder = builder.coeff_data(i, j, &params, cutoff, data.into());
         }
+    }
+    if at != payload.len() {
+        return Err(format!(
+            "section PAIR: {} bytes, expected {at}",
+            payload.len()
+        ));
     }
     builder.build().map_err(|e| format!("section PAIR: {e}"))
 }
 
+/// An `f32` of the files before the `f64` coefficients as the shortest
+/// decimal that rounds to it: what the user gave (`1.2`, not
+/// `1.2000000476837158`), so the potential read back is the one they build.
+fn decimal(x: f32) -> f64 {
+    x.to_string().parse().unwrap_or(x as f64)
+}
+
 /// Reads the sections in `bytes` (exactly), for `n` bodies.
 pub(super) fn decode(bytes: &[u8], n: usize) -> Result<Sections, String> {
-    let mut s = Sections::default();
+    let mut s = Sections {
+        n,
+        ..Sections::default()
+    };
     let mut at = 0;
     while at < bytes.len() {
         let frame = bytes
@@ -243,7 +349,7 @@ pub(super) fn decode(bytes: &[u8], n: usize) -> Result<Sections, String> {
                 let (e, sg, c) = (r.f32(), r.f32(), r.f32());
                 let shift = r.u8() != 0;
                 s.force = Some(
-                    ForceLaw::lennard_jones(e as f64, sg as f64, c as f64, shift)
+                    ForceLaw::lennard_jones(decimal(e), decimal(sg), decimal(c), shift)
                         .map_err(|e| bad(&e.to_string()))?,
                 );
             }
@@ -293,11 +399,21 @@ pub(super) fn decode(bytes: &[u8], n: usize) -> Result<Sections, String> {
                 want(8 + 12 * n)?;
                 let since_build = r.u64();
                 let reference = (0..n).map(|_| [0; 3].map(|_| r.f32())).collect();
+                let lengths = s.origin.as_ref().and_then(|o| o.lengths);
                 s.origin = Some(NeighbourOrigin {
                     reference,
                     since_build,
+                    lengths,
                 });
             }
+            b"NBOX" => {
+                want(12)?;
+                let l = [0; 3].map(|_| r.f32());
+                s.build_box = Some(l);
+            }
+            b"ENSM" => s.ensemble = Some(Ensemble::decode(payload)?),
+            b"ENST" => s.ensemble_state = Some(payload.to_vec()),
+            b"KICK" => s.kicks = Some(payload.to_vec()),
             b"HRM4" => {
                 want(49 + 160 * n)?;
                 let (eta, eta_s) = (f64::from_bits(r.u64()), f64::from_bits(r.u64()));
@@ -363,10 +479,12 @@ impl Sections {
                 base.integrator(),
             ),
         };
-        Params::new(base.dt_f64(), force, base.kernel(), integrator)?.with_boundary(
-            self.boundary.unwrap_or_default(),
-            self.neighbours.unwrap_or_default(),
-        )
+        Params::new(base.dt_f64(), force, base.kernel(), integrator)?
+            .with_boundary(
+                self.boundary.unwrap_or_default(),
+                self.neighbours.unwrap_or_default(),
+            )?
+            .with_ensemble(self.ensemble.unwrap_or_default())
     }
 
     /// The bodies' ids: the file's, or `0..n`.
@@ -376,15 +494,30 @@ impl Sections {
             .unwrap_or_else(|| crate::state::default_ids(n))
     }
 
-    /// The continuation of a short-range run, if the file holds one.
-    pub fn md_state(self) -> Option<MdState> {
-        if self.images.is_none() && self.origin.is_none() && self.types.is_none() {
-            return None;
+    /// The continuation of a short-range run, if the file holds one (an
+    /// `ENST` section without its `ENSM` one is an error).
+    pub fn md_state(self) -> Result<Option<MdState>, String> {
+        let ensemble = match (self.ensemble, &self.ensemble_state) {
+            (Some(e), Some(p)) => Some(EnsembleState::decode(e, p, self.kicks.as_deref(), self.n)?),
+            (None, Some(_)) => return Err("section ENST without an ENSM section".into()),
+            _ => None,
+        };
+        if self.images.is_none()
+            && self.origin.is_none()
+            && self.types.is_none()
+            && ensemble.is_none()
+        {
+            return Ok(None);
         }
-        Some(MdState {
+        let neighbours = self.origin.map(|o| NeighbourOrigin {
+            lengths: self.build_box,
+            ..o
+        });
+        Ok(Some(MdState {
             images: self.images.unwrap_or_default(),
             types: self.types.unwrap_or_default(),
-            neighbours: self.origin,
-        })
+            neighbours,
+            ensemble,
+        }))
     }
 }

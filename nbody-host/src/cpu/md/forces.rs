@@ -29,13 +29,15 @@ fn task_parts<'a>(acc: &'a mut [Vec<f32>; 3], lists: &Lists) -> Vec<[&'a mut [f3
 }
 
 impl MdEngine {
-    /// `acc = F / m` at the current positions, with the current lists.
+    /// `acc = F / m` at the current positions, with the current lists;
+    /// `self.virial` their virial `W = sum_{i<j} r_ij . F_ij` (the parts'
+    /// sums added in a fixed order).
     pub(super) fn forces(&mut self) {
         let t = Instant::now();
         self.refresh_ghosts();
         let n = self.n;
         let (loops, c) = (&self.loops, &self.setup);
-        match &mut self.nbr {
+        let parts: Vec<f64> = match &mut self.nbr {
             None => {
                 let pos = Pos {
                     x: &self.pos[0],
@@ -49,16 +51,19 @@ impl MdEngine {
                     .zip(ay.par_chunks_mut(CHUNK))
                     .zip(az.par_chunks_mut(CHUNK))
                     .enumerate()
-                    .for_each(|(k, ((x, y), z))| {
+                    .map(|(k, ((x, y), z))| {
                         let mut out = Forces { x, y, z };
-                        loops.full_forces(pos, n, k * CHUNK, &mut out, c);
+                        let w = loops.full_forces(pos, n, k * CHUNK, &mut out, c);
                         let m = &inv_mass[k * CHUNK..];
                         for (i, w) in m.iter().take(out.x.len()).enumerate() {
                             out.x[i] *= w;
                             out.y[i] *= w;
                             out.z[i] *= w;
                         }
-                    });
+                        // Each pair from both ends.
+                        0.5 * w
+                    })
+                    .collect()
             }
             Some(nbr) if !nbr.lists.half => {
                 let pos = Pos {
@@ -71,27 +76,31 @@ impl MdEngine {
                 task_parts(&mut self.acc, &nbr.lists)
                     .into_par_iter()
                     .zip(&nbr.lists.tasks)
-                    .for_each(|([x, y, z], layer)| {
+                    .map(|([x, y, z], layer)| {
                         for a in [&mut *x, &mut *y, &mut *z] {
                             a.fill(0.0);
                         }
                         let mut out = Forces { x, y, z };
-                        loops.list_forces(pos, &mut out, layer.list(), false, c);
+                        let w = loops.list_forces(pos, &mut out, layer.list(), false, c);
                         let m = &inv_mass[layer.first..layer.first + layer.len];
                         for (i, w) in m.iter().enumerate() {
                             out.x[i] *= w;
                             out.y[i] *= w;
                             out.z[i] *= w;
                         }
-                    });
+                        // Full lists: each pair from both ends.
+                        0.5 * w
+                    })
+                    .collect()
             }
             Some(nbr) => {
                 let lists = &nbr.lists;
                 let (pos, types) = (&self.pos, &self.types);
-                nbr.bufs
+                let parts = nbr
+                    .bufs
                     .par_iter_mut()
                     .zip(&lists.tasks)
-                    .for_each(|(buf, layer)| {
+                    .map(|(buf, layer)| {
                         let w = layer.first..layer.first + layer.window;
                         let [bx, by, bz] = buf;
                         for b in [&mut *bx, &mut *by, &mut *bz] {
@@ -115,8 +124,9 @@ impl MdEngine {
                             },
                             true,
                             c,
-                        );
-                    });
+                        )
+                    })
+                    .collect();
                 // Each body: its own layer's buffer, then the previous layer's.
                 let (bufs, prev, inv_mass) = (&nbr.bufs, &nbr.prev, &self.inv_mass);
                 task_parts(&mut self.acc, lists)
@@ -136,8 +146,10 @@ impl MdEngine {
                             }
                         }
                     });
+                parts
             }
-        }
+        };
+        self.virial = parts.iter().sum();
         self.stats.pair_seconds += t.elapsed().as_secs_f64();
     }
 
@@ -245,6 +257,7 @@ impl MdEngine {
             kinetic,
             potential,
             virial,
+            coupling: self.coupling_energy(),
         }
     }
 }

@@ -12,7 +12,7 @@ use crate::integrator::Stage;
 use crate::md::Rebuild;
 
 /// `x` wrapped into `[0, l)`, and the box lengths it moved by (`x = w + k l`).
-fn wrap(x: f32, l: f32) -> (f32, i32) {
+pub(super) fn wrap(x: f32, l: f32) -> (f32, i32) {
     if (0.0..l).contains(&x) || !x.is_finite() {
         return (x, 0);
     }
@@ -161,6 +161,9 @@ impl MdEngine {
     /// [`Engine::step`], on a rayon worker thread. A step stops at the first
     /// drift that leaves a body non-finite.
     pub(super) fn step_on_pool(&mut self, steps: u64) -> Result<Option<Divergence>> {
+        if self.ens.is_some() {
+            return self.step_ensemble(steps);
+        }
         let stages = self.params.integrator().step();
         let dt = self.params.dt();
         for s in 1..=steps {

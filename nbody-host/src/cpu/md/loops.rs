@@ -155,6 +155,9 @@ fn body<V: Lanes>(cap: V::Cap, pos: &Pos<'_>, i: usize) -> [V; 3] {
 /// Adds to `f` the forces of the pairs of `list` (see the module
 /// documentation): on the i-bodies, `f[i]`, and with `REACT` (half lists)
 /// the reactions, `f[j]` (then `f` is indexed like `pos`, `first = 0`).
+/// Returns `sum r^2 F / r` over the list's entries (the virial, each pair
+/// once with half lists, twice with full lists): one FMA per vector, in
+/// `f32` per body, summed in `f64` (what a barostat reads every step).
 #[inline(always)]
 fn list_forces_body<V: Lanes, L: PairLaw, S: Rows<V>, const PERIODIC: bool, const REACT: bool>(
     cap: V::Cap,
@@ -163,15 +166,17 @@ fn list_forces_body<V: Lanes, L: PairLaw, S: Rows<V>, const PERIODIC: bool, cons
     list: List<'_>,
     c: &Setup,
     rows: S,
-) {
+) -> f64 {
     let k = Splat::<V>::new(cap, c);
     let bound = pos.x.len() as u32;
     let zero = V::splat(cap, 0.0);
+    let mut ew = V::wide_zero(cap);
     for (i, w) in list.offsets.windows(2).enumerate() {
         let me = list.first + i;
         let xi = body::<V>(cap, &pos, me);
         let rows = rows.for_body(me);
         let mut fi = Vec3::splat(zero);
+        let mut wi = zero;
         let mut at = w[0] as usize;
         while at < w[1] as usize {
             let idx = V::load_idx(cap, &list.j[at..], bound);
@@ -189,6 +194,7 @@ fn list_forces_body<V: Lanes, L: PairLaw, S: Rows<V>, const PERIODIC: bool, cons
                 y: d.y.mul_add(fp, fi.y),
                 z: d.z.mul_add(fp, fi.z),
             };
+            wi = r2.mul_add(fp, wi);
             if REACT {
                 let fj = [
                     d.x.neg_mul_add(fp, V::gather(cap, f.x, idx)),
@@ -204,7 +210,9 @@ fn list_forces_body<V: Lanes, L: PairLaw, S: Rows<V>, const PERIODIC: bool, cons
         f.x[i] += fi.x.sum();
         f.y[i] += fi.y.sum();
         f.z[i] += fi.z.sum();
+        ew = wi.wide_add(ew);
     }
+    V::wide_dot(ew, V::splat(cap, 1.0))
 }
 
 /// `(U, W)` summed over the entries of `list` (each pair once with half
@@ -247,7 +255,7 @@ fn list_energy_body<V: Lanes, L: PairLaw, S: Rows<V>, const PERIODIC: bool>(
 
 /// The forces on bodies `first..first + out.x.len()` from every other body
 /// of `pos` (its first `n`; the arrays are padded to whole vectors), each
-/// sum over `j` in order.
+/// sum over `j` in order; returns their `sum r^2 F / r` (each pair twice).
 #[inline(always)]
 fn full_forces_body<V: Lanes, L: PairLaw, S: Rows<V>, const PERIODIC: bool>(
     cap: V::Cap,
@@ -257,15 +265,17 @@ fn full_forces_body<V: Lanes, L: PairLaw, S: Rows<V>, const PERIODIC: bool>(
     out: &mut Forces<'_>,
     c: &Setup,
     rows: S,
-) {
+) -> f64 {
     let k = Splat::<V>::new(cap, c);
     let bound = pos.x.len() as u32;
     let zero = V::splat(cap, 0.0);
+    let mut ew = V::wide_zero(cap);
     for o in 0..out.x.len() {
         let i = first + o;
         let xi = body::<V>(cap, &pos, i);
         let rows = rows.for_body(i);
         let mut fi = Vec3::splat(zero);
+        let mut wi = zero;
         for j0 in (0..n).step_by(V::LANES) {
             let idx = V::iota_idx(cap, j0 as u32, bound);
             let xj = [
@@ -282,11 +292,14 @@ fn full_forces_body<V: Lanes, L: PairLaw, S: Rows<V>, const PERIODIC: bool>(
                 y: d.y.mul_add(fp, fi.y),
                 z: d.z.mul_add(fp, fi.z),
             };
+            wi = r2.mul_add(fp, wi);
         }
         out.x[o] = fi.x.sum();
         out.y[o] = fi.y.sum();
         out.z[o] = fi.z.sum();
+        ew = wi.wide_add(ew);
     }
+    V::wide_dot(ew, V::splat(cap, 1.0))
 }
 
 /// `(2U, 2W)` over the i-bodies `first..first + len` against every other
@@ -446,7 +459,7 @@ fn axpy_body(dst: &mut [f32], src: &[f32], h: f32) {
     }
 }
 
-type ListForcesFn = unsafe fn(Pos<'_>, &mut Forces<'_>, List<'_>, &Setup);
+type ListForcesFn = unsafe fn(Pos<'_>, &mut Forces<'_>, List<'_>, &Setup) -> f64;
 type ListEnergyFn = unsafe fn(Pos<'_>, List<'_>, &Setup) -> (f64, f64);
 type CellListsFn = unsafe fn(
     Pos<'_>,
@@ -460,7 +473,7 @@ type CellListsFn = unsafe fn(
     &mut Vec<u32>,
     &mut Vec<u32>,
 );
-type FullForcesFn = unsafe fn(Pos<'_>, usize, usize, &mut Forces<'_>, &Setup);
+type FullForcesFn = unsafe fn(Pos<'_>, usize, usize, &mut Forces<'_>, &Setup) -> f64;
 type FullEnergyFn = unsafe fn(Pos<'_>, usize, usize, usize, &Setup) -> (f64, f64);
 type AxpyFn = unsafe fn(&mut [f32], &[f32], f32);
 
@@ -519,7 +532,7 @@ macro_rules! md_entry_points {
                 f: &mut Forces<'_>,
                 list: List<'_>,
                 c: &Setup,
-            ) {
+            ) -> f64 {
                 // SAFETY: this function requires the features.
                 let cap = unsafe { cap() };
                 if T {
@@ -576,7 +589,7 @@ macro_rules! md_entry_points {
                 first: usize,
                 out: &mut Forces<'_>,
                 c: &Setup,
-            ) {
+            ) -> f64 {
                 // SAFETY: this function requires the features.
                 let cap = unsafe { cap() };
                 if T {
@@ -681,7 +694,8 @@ impl MdLoops {
 
     /// Adds the forces of `list`'s pairs to `f`: with `half` lists on both
     /// bodies of each pair (`f` indexed like `pos`, `list.first = 0`), with
-    /// full lists on the i-bodies only (`f` indexed by `i`).
+    /// full lists on the i-bodies only (`f` indexed by `i`); returns the
+    /// entries' `sum r^2 F / r`.
     pub fn list_forces(
         &self,
         pos: Pos<'_>,
@@ -689,7 +703,7 @@ impl MdLoops {
         list: List<'_>,
         half: bool,
         c: &Setup,
-    ) {
+    ) -> f64 {
         let w = pos.x.len();
         let n_i = list.offsets.len().saturating_sub(1);
         assert!(pos.y.len() == w && pos.z.len() == w && list.first + n_i <= w);
@@ -747,7 +761,8 @@ impl MdLoops {
     }
 
     /// The forces on bodies `first..first + out.x.len()` from the other
-    /// `n` bodies of `pos` (padded to whole vectors).
+    /// `n` bodies of `pos` (padded to whole vectors); returns their
+    /// `sum r^2 F / r` (each pair twice).
     pub fn full_forces(
         &self,
         pos: Pos<'_>,
@@ -755,7 +770,7 @@ impl MdLoops {
         first: usize,
         out: &mut Forces<'_>,
         c: &Setup,
-    ) {
+    ) -> f64 {
         let w = pos.x.len();
         assert!(pos.y.len() == w && pos.z.len() == w && w.is_multiple_of(self.lanes) && n <= w);
         assert!(out.y.len() == out.x.len() && out.z.len() == out.x.len());

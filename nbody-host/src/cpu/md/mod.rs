@@ -4,6 +4,7 @@
 //! | --- | --- |
 //! | `mod.rs` | `MdEngine`: its state (in cell order), construction, what it reports |
 //! | `integrate.rs` | the integrator's passes (a kick and a drift fused into one), wrapping, the step loop |
+//! | `ensemble.rs` | the thermostats' and barostat's steps (NVT, Langevin, rescaling, NPT): passes with the scalings fused in |
 //! | `neighbours.rs` | when to rebuild, and the rebuild: sort, reorder, lists, ghosts |
 //! | `forces.rs` | the force evaluation (half lists' buffers summed in a fixed order) and thermo sums |
 //! | `build.rs` | counting sort into cells, half or full Verlet lists per task of cells |
@@ -40,6 +41,7 @@
 //! drift, with integer image counters.
 
 mod build;
+mod ensemble;
 mod forces;
 mod integrate;
 mod loops;
@@ -104,6 +106,10 @@ pub(crate) struct MdEngine {
     /// build (found by the drifts' passes, with automatic rebuilds).
     moved_far: bool,
     stats: MdStats,
+    /// The virial of the last force evaluation (a barostat's pressure).
+    virial: f64,
+    /// The thermostat and barostat, under an ensemble other than NVE.
+    ens: Option<Box<self::ensemble::EnsembleRun>>,
 }
 
 impl MdEngine {
@@ -193,6 +199,8 @@ impl MdEngine {
             nbr: None,
             moved_far: false,
             stats: MdStats::default(),
+            virial: 0.0,
+            ens: None,
         };
         engine.wrap_all(0..n);
         match params.enumeration() {
@@ -220,6 +228,8 @@ impl MdEngine {
         }
         rayon::scope(|_| engine.forces());
         engine.check_initial_forces()?;
+        let ensemble = start.and_then(|s| s.ensemble.as_ref());
+        rayon::scope(|_| engine.start_ensemble(ensemble));
         Ok(engine)
     }
 
@@ -260,6 +270,8 @@ impl MdEngine {
             nbr: self.nbr.clone(),
             moved_far: self.moved_far,
             stats: self.stats,
+            virial: self.virial,
+            ens: self.ens.clone(),
         }
     }
 
@@ -355,12 +367,28 @@ impl Engine for MdEngine {
             NeighbourOrigin {
                 reference: (0..self.n).map(|u| [x[u], y[u], z[u]]).collect(),
                 since_build: nbr.since_build,
+                lengths: (Some(nbr.lengths) != self.lengths).then_some(nbr.lengths),
             }
         });
         Ok(Some(MdState {
             images: self.by_user(&self.images),
             types: self.by_user(&self.types[..self.n]),
             neighbours,
+            ensemble: self.ensemble_state(),
         }))
+    }
+
+    fn box_lengths(&self) -> Option<[f64; 3]> {
+        let run = self.ens.as_ref()?;
+        run.ensemble.changes_box().then_some(run.state.nh.lengths)
+    }
+
+    fn stop_reason(&mut self) -> Option<Error> {
+        let (step, length, needed) = self.ens.as_mut().and_then(|run| run.stop.take())?;
+        Some(Error::BoxTooSmall {
+            step,
+            length,
+            needed,
+        })
     }
 }

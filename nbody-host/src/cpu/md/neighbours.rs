@@ -20,6 +20,8 @@ pub(super) struct Neighbours {
     pub(super) prev: Vec<Option<usize>>,
     /// Positions at the last build (slot order).
     pub(super) reference: [Vec<f32>; 3],
+    /// The box at the last build (a barostat changes it).
+    pub(super) lengths: [f32; 3],
     pub(super) since_build: u64,
     /// Reaction buffers, one window per layer.
     pub(super) bufs: Vec<[Vec<f32>; 3]>,
@@ -53,7 +55,16 @@ impl MdEngine {
             }
             None => None,
         };
-        rayon::scope(|_| self.rebuild())?;
+        // The build's box, where a barostat has changed it since.
+        let box_now = self.lengths;
+        if let (Some(built), Some(_)) = (origin.and_then(|o| o.lengths), box_now) {
+            self.set_box(built);
+        }
+        let built = rayon::scope(|_| self.rebuild());
+        if let Some(now) = box_now {
+            self.set_box(now);
+        }
+        built?;
         if let Some((now, since)) = current {
             // The build moved the slots: put the current positions where
             // their bodies now are.
@@ -112,6 +123,11 @@ impl MdEngine {
             self.acc[a] = permute(&self.acc[a], o);
         }
         self.mass = permute(&self.mass, o);
+        if let Some(run) = &mut self.ens
+            && !run.lang[0].is_empty()
+        {
+            run.lang = [0, 1, 2].map(|a| permute(&run.lang[a], o));
+        }
         self.types = permute(&self.types[..n], o);
         self.inv_mass = permute(&self.inv_mass, o);
         self.images = permute(&self.images, o);
@@ -177,6 +193,7 @@ impl MdEngine {
             lists,
             prev,
             reference,
+            lengths: self.lengths.unwrap_or([1.0; 3]),
             since_build: 0,
             bufs,
         });
@@ -192,17 +209,19 @@ impl MdEngine {
         }
     }
 
-    /// Whether some body moved more than half the skin since the last build.
+    /// Whether some body moved more than half the skin since the last
+    /// build (more than the margin left by a box a barostat shrank; the
+    /// build's positions scaled with the box: `scaled_margin`).
     pub(super) fn moved_half_skin(&self) -> bool {
         let (Some(nbr), Some((skin, _))) = (&self.nbr, self.cells) else {
             return false;
         };
-        let limit = 0.25 * skin * skin;
+        let (limit, scale) = self.scaled_margin(nbr.lengths, skin);
         let (pos, reference, lengths) = (&self.pos, &nbr.reference, self.lengths);
         (0..self.n).into_par_iter().with_min_len(CHUNK).any(|s| {
             let mut r2 = 0.0f32;
             for a in 0..3 {
-                let mut d = pos[a][s] - reference[a][s];
+                let mut d = pos[a][s] - reference[a][s] * scale[a];
                 if let Some(l) = lengths {
                     if d > 0.5 * l[a] {
                         d -= l[a];

@@ -4,7 +4,8 @@
 //! once per loop, no type loads; the loop of a single-type run) and
 //! [`Typed`] (the row of each lane's type pair gathered from the table's
 //! columns: one gather of `j`'s type per vector, one per word the law
-//! reads).
+//! reads). Either reads a law's tabulated data (the `table` style's) with
+//! one gather per word from the whole table.
 
 use gpu_kernels::pair::{MAX_ROW, Row};
 
@@ -25,6 +26,8 @@ pub(crate) struct Setup {
     /// The table by column: `cols[k][t_i * types + t_j]` is word `k` of the
     /// row of types `t_i` and `t_j` (empty past the law's words).
     pub cols: [Vec<f32>; MAX_ROW],
+    /// The whole table, rows then tabulated data: what [`Row::data`] reads.
+    pub table: Vec<f32>,
 }
 
 impl Setup {
@@ -33,6 +36,7 @@ impl Setup {
         let l = lengths.unwrap_or([1.0; 3]);
         let words = pair.style().row_words() as usize;
         let table = pair.table();
+        let rows = &table[..(pair.types() * pair.types()) as usize * words];
         let mut row0 = [0.0; MAX_ROW];
         row0[..words].copy_from_slice(&table[..words]);
         Setup {
@@ -42,11 +46,12 @@ impl Setup {
             row0,
             cols: std::array::from_fn(|k| {
                 if k < words {
-                    table.chunks_exact(words).map(|row| row[k]).collect()
+                    rows.chunks_exact(words).map(|row| row[k]).collect()
                 } else {
                     Vec::new()
                 }
             }),
+            table: table.to_vec(),
         }
     }
 }
@@ -64,17 +69,33 @@ pub(crate) trait Rows<V: Lanes>: Copy {
 
 /// One type: row 0 in every lane.
 #[derive(Clone, Copy)]
-pub(crate) struct Uniform<V>([V; MAX_ROW]);
+pub(crate) struct Uniform<'a, V: Lanes> {
+    row: UniformRow<'a, V>,
+}
 
-impl<V: Lanes> Uniform<V> {
+/// Row 0, splatted, and the table for tabulated data.
+#[derive(Clone, Copy)]
+pub(crate) struct UniformRow<'a, V: Lanes> {
+    cap: V::Cap,
+    words: [V; MAX_ROW],
+    table: &'a [f32],
+}
+
+impl<'a, V: Lanes> Uniform<'a, V> {
     #[inline(always)]
-    pub(crate) fn new(cap: V::Cap, s: &Setup) -> Uniform<V> {
-        Uniform(s.row0.map(|w| V::splat(cap, w)))
+    pub(crate) fn new(cap: V::Cap, s: &'a Setup) -> Uniform<'a, V> {
+        Uniform {
+            row: UniformRow {
+                cap,
+                words: s.row0.map(|w| V::splat(cap, w)),
+                table: &s.table,
+            },
+        }
     }
 }
 
-impl<V: Lanes> Rows<V> for Uniform<V> {
-    type Row = [V; MAX_ROW];
+impl<'a, V: Lanes> Rows<V> for Uniform<'a, V> {
+    type Row = UniformRow<'a, V>;
 
     #[inline(always)]
     fn for_body(self, _: usize) -> Self {
@@ -82,8 +103,20 @@ impl<V: Lanes> Rows<V> for Uniform<V> {
     }
 
     #[inline(always)]
-    fn row(&self, _: V::Idx) -> [V; MAX_ROW] {
-        self.0
+    fn row(&self, _: V::Idx) -> UniformRow<'a, V> {
+        self.row
+    }
+}
+
+impl<V: Lanes> Row<V> for UniformRow<'_, V> {
+    #[inline(always)]
+    fn word(&self, k: usize) -> V {
+        self.words[k]
+    }
+
+    #[inline(always)]
+    fn data(&self, at: V) -> V {
+        V::gather(self.cap, self.table, at.to_idx(self.table.len() as u32))
     }
 }
 
@@ -118,6 +151,7 @@ pub(crate) struct TypedRow<'a, V: Lanes> {
     cap: V::Cap,
     tj: V::Idx,
     body: [&'a [f32]; MAX_ROW],
+    table: &'a [f32],
 }
 
 impl<'a, V: Lanes> Rows<V> for Typed<'a, V> {
@@ -140,6 +174,7 @@ impl<'a, V: Lanes> Rows<V> for Typed<'a, V> {
             cap: self.cap,
             tj: V::gather_idx(self.cap, self.t, idx, self.setup.types),
             body: self.body,
+            table: &self.setup.table,
         }
     }
 }
@@ -148,5 +183,10 @@ impl<V: Lanes> Row<V> for TypedRow<'_, V> {
     #[inline(always)]
     fn word(&self, k: usize) -> V {
         V::gather(self.cap, self.body[k], self.tj)
+    }
+
+    #[inline(always)]
+    fn data(&self, at: V) -> V {
+        V::gather(self.cap, self.table, at.to_idx(self.table.len() as u32))
     }
 }

@@ -40,6 +40,15 @@ pub(crate) fn md_params(params: &Params) -> Result<(MdParams, Option<u32>)> {
         .boundary()
         .lengths_f32()
         .expect("a periodic box has lengths");
+    if params.ensemble() != crate::md::Ensemble::Nve {
+        return Err(missing(
+            &format!(
+                "the {} ensemble (a thermostat or barostat)",
+                params.ensemble().name()
+            ),
+            "use Ensemble::Nve",
+        ));
+    }
     if params.integrator() != Integrator::VELOCITY_VERLET {
         return Err(missing(
             &format!("the integrator {}", params.integrator().name()),
@@ -209,6 +218,7 @@ impl<D: Device<MdBuf>> Engine for MdPlanEngine<D> {
             kinetic: t.kinetic,
             potential: t.potential,
             virial: t.virial,
+            coupling: 0.0,
         })
     }
 

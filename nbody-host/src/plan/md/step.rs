@@ -57,6 +57,7 @@ impl MdPlan {
                 extent: self.n + self.gcap,
                 cap: self.cap,
                 ntypes: pair.types(),
+                table_len: pair.table().len() as u32,
             },
         );
         dev.launch(

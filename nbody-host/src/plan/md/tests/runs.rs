@@ -244,9 +244,12 @@ fn the_committed_ptx_runs_the_plan_bit_for_bit_like_the_emulator() {
                 case.name
             );
             let sm90 = run(&mut SoftMd::new(schedule));
+            // The table style interpolates in r^2 with FMAs alone: no MUFU
+            // instruction in its run, so the model cannot change its bits.
+            let mufu_free = case.name.contains(PairStyle::Table.name());
             assert!(
-                sm90 != want,
-                "{}: the sm_90 MUFU changed nothing",
+                (sm90 != want) ^ mufu_free,
+                "{}: the sm_90 MUFU changed nothing (or a MUFU-free run changed)",
                 case.name
             );
             if let Some(h) = &hardware {
