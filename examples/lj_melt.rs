@@ -41,17 +41,14 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use clap::{Parser, ValueEnum};
-use nbody_host::md::{CellList, Lists, Rebuild};
-use nbody_host::{
-    Boundary, Checkpoint, ForceLaw, Integrator, Neighbours, PairStyle, Simulation, ic, snapshot,
-};
+use clap::Parser;
+use nbody_host::{Boundary, Checkpoint, ForceLaw, Integrator, PairStyle, Simulation, snapshot};
 
 // The command line every example shares.
 #[macro_use]
 #[path = "cli/mod.rs"]
 mod cli;
-use cli::md_run::{self, MdJob, MdOutputFlags};
+use cli::md_run::{self, MdJob, MdOutputFlags, MdSystemFlags};
 use cli::{AutoPicks, RunFlags};
 pub use cli::{Failure, Progress, exit};
 
@@ -84,24 +81,11 @@ const DEFAULT_STEPS: u64 = 100;
     mut_arg("resume", |a| a.help("Continue from a checkpoint (all parameters from it)")),
 )]
 struct Cli {
-    /// fcc unit cells per side (4 C^3 atoms)
-    #[arg(long, default_value_t = 20, conflicts_with_all = ["init", "resume"])]
-    cells: usize,
-    /// Reduced number density of the lattice
-    #[arg(long, default_value_t = 0.8442, conflicts_with_all = ["init", "resume"])]
-    density: f64,
-    /// Initial temperature (velocities drawn, zero momentum, scaled to it)
-    #[arg(long, default_value_t = 1.44, conflicts_with_all = ["init", "resume"])]
-    temp: f64,
+    #[command(flatten)]
+    system: MdSystemFlags,
     /// Cutoff r_c (in sigma)
     #[arg(long, default_value_t = 2.5, conflicts_with = "resume")]
     cutoff: f64,
-    /// Neighbour skin (in sigma)
-    #[arg(long, default_value_t = 0.3, conflicts_with = "resume")]
-    skin: f64,
-    /// Time step (in tau)
-    #[arg(long, default_value_t = 0.005, conflicts_with = "resume")]
-    dt: f64,
     /// Seed of the lattice's velocities
     #[arg(long, default_value_t = 87287, conflicts_with_all = ["init", "resume"])]
     seed: u64,
@@ -119,30 +103,10 @@ struct Cli {
     /// The cubic periodic box [0, L)^3 of --init
     #[arg(long = "box", value_name = "L", requires = "init")]
     box_length: Option<f64>,
-    /// Rebuild the neighbour lists every K steps (LAMMPS's in.lj: 20), or
-    /// 0: whenever an atom has moved half the skin (never a missed pair)
-    #[arg(
-        long,
-        value_name = "K",
-        default_value_t = 20,
-        conflicts_with = "resume"
-    )]
-    rebuild_every: u32,
-    /// Verlet lists: half (each pair once, Newton's third law), full, or
-    /// the backend's faster
-    #[arg(long, value_enum, default_value_t = ListsArg::Auto, conflicts_with = "resume")]
-    lists: ListsArg,
     #[command(flatten)]
     run: RunFlags,
     #[command(flatten)]
     outputs: MdOutputFlags,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum ListsArg {
-    Auto,
-    Half,
-    Full,
 }
 
 fn main() -> ExitCode {
@@ -190,27 +154,14 @@ fn build(cli: &Cli) -> Result<Simulation> {
             snapshot::load_npy(path).with_context(|| format!("--init {}", path.display()))?,
             Boundary::cubic(l),
         ),
-        _ => ic::fcc_lattice(cli.cells, cli.density, cli.temp, cli.seed)?,
-    };
-    let rebuild = match cli.rebuild_every {
-        0 => Rebuild::Auto,
-        k => Rebuild::Every(k),
-    };
-    let lists = match cli.lists {
-        ListsArg::Auto => Lists::Auto,
-        ListsArg::Half => Lists::Half,
-        ListsArg::Full => Lists::Full,
+        _ => cli.system.lattice(cli.seed)?,
     };
     Ok(Simulation::builder(atoms)
         .force(ForceLaw::lennard_jones(1.0, 1.0, cli.cutoff, cli.shift)?)
         .boundary(boundary)
-        .neighbours(Neighbours::Cells(CellList {
-            rebuild,
-            lists,
-            ..CellList::new(cli.skin)
-        }))
+        .neighbours(cli.system.neighbours())
         .integrator(Integrator::VELOCITY_VERLET)
-        .dt(cli.dt)
+        .dt(cli.system.dt)
         .backend(cli.run.backend(AutoPicks::Cpu)?)
         .build()?)
 }
@@ -220,7 +171,7 @@ fn run(cli: &Cli, out: &mut dyn Write, reporter: &cli::Reporter) -> Result<()> {
         run: &cli.run,
         outputs: &cli.outputs,
         default_steps: DEFAULT_STEPS,
-        dt: cli.dt,
+        dt: cli.system.dt,
         rdf_cutoff: cli.cutoff,
         rdf_pairs: Vec::new(),
         title: "Lennard-Jones melt",

@@ -24,19 +24,17 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use clap::{Parser, ValueEnum};
-use nbody_host::md::{CellList, EnsembleFlags, Lists, Rebuild};
+use clap::Parser;
+use nbody_host::md::EnsembleFlags;
 use nbody_host::pair::PairSpec;
-use nbody_host::{
-    Boundary, Checkpoint, Ensemble, ForceLaw, Integrator, Neighbours, Simulation, ic, snapshot,
-};
+use nbody_host::{Boundary, Checkpoint, Ensemble, ForceLaw, Integrator, Simulation, snapshot};
 
 // The command line every example shares.
 #[macro_use]
 #[path = "cli/mod.rs"]
 mod cli;
 pub use cli::md_run::thermo_row;
-use cli::md_run::{self, MdJob, MdOutputFlags};
+use cli::md_run::{self, MdJob, MdOutputFlags, MdSystemFlags};
 use cli::{AutoPicks, RunFlags, usage};
 pub use cli::{Failure, Progress, exit};
 
@@ -66,6 +64,13 @@ const DEFAULT_STEPS: u64 = 100;
          the run) [default: 100]"
     )),
     mut_arg("resume", |a| a.help("Continue from a checkpoint (all parameters from it)")),
+    mut_arg("cells", |a| a.default_value("5").help(
+        "fcc unit cells per side (4 C^3 atoms of type 1), without --init"
+    )),
+    mut_arg("rebuild_every", |a| a.default_value("0").help(
+        "Rebuild the neighbour lists every K steps, or 0: whenever an atom has moved half \
+         the skin (LAMMPS's neigh_modify every 1 check yes)"
+    )),
 )]
 pub struct Cli {
     /// Start from an (N, 7) or (N, 8) .npy array: x y z vx vy vz m [type],
@@ -80,16 +85,8 @@ pub struct Cli {
     /// The periodic box of --init: L (cubic) or LX LY LZ
     #[arg(long = "box", value_name = "L", num_args = 1..=3, requires = "init")]
     box_lengths: Vec<f64>,
-    /// Without --init: fcc unit cells per side (4 C^3 atoms of type 1)
-    #[arg(long, default_value_t = 5, conflicts_with_all = ["init", "resume"])]
-    cells: usize,
-    /// Without --init: reduced number density of the lattice
-    #[arg(long, default_value_t = 0.8442, conflicts_with_all = ["init", "resume"])]
-    density: f64,
-    /// Without --init: initial temperature (velocities drawn, zero
-    /// momentum, scaled to it)
-    #[arg(long, default_value_t = 1.44, conflicts_with_all = ["init", "resume"])]
-    temp: f64,
+    #[command(flatten)]
+    system: MdSystemFlags,
     /// Seed of the lattice's velocities and of the Langevin forces
     #[arg(long, default_value_t = 87287, conflicts_with = "resume")]
     seed: u64,
@@ -113,19 +110,6 @@ pub struct Cli {
     /// (LAMMPS's default), arithmetic or sixthpower
     #[arg(long, value_name = "RULE", conflicts_with = "resume")]
     mix: Option<String>,
-    /// Neighbour skin (in sigma)
-    #[arg(long, default_value_t = 0.3, conflicts_with = "resume")]
-    skin: f64,
-    /// Rebuild the neighbour lists every K steps, or 0: whenever an atom
-    /// has moved half the skin (LAMMPS's neigh_modify every 1 check yes)
-    #[arg(long, value_name = "K", default_value_t = 0, conflicts_with = "resume")]
-    rebuild_every: u32,
-    /// Verlet lists: half, full, or the backend's faster
-    #[arg(long, value_enum, default_value_t = ListsArg::Auto, conflicts_with = "resume")]
-    lists: ListsArg,
-    /// Time step (in tau)
-    #[arg(long, default_value_t = 0.005, conflicts_with = "resume")]
-    dt: f64,
     /// nve, nvt (Nose-Hoover chains, fix nvt), langevin (fix langevin +
     /// fix nve), rescale (fix temp/rescale every step) or npt (fix npt iso)
     #[arg(
@@ -151,13 +135,6 @@ pub struct Cli {
     run: RunFlags,
     #[command(flatten)]
     outputs: MdOutputFlags,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum ListsArg {
-    Auto,
-    Half,
-    Full,
 }
 
 fn main() -> ExitCode {
@@ -220,7 +197,7 @@ pub fn setup(cli: &Cli) -> Result<Setup> {
             (atoms, Boundary::Periodic { lengths }, types)
         }
         None => {
-            let (atoms, boundary) = ic::fcc_lattice(cli.cells, cli.density, cli.temp, cli.seed)?;
+            let (atoms, boundary) = cli.system.lattice(cli.seed)?;
             (atoms, boundary, None)
         }
     };
@@ -248,26 +225,13 @@ pub fn setup(cli: &Cli) -> Result<Setup> {
         seed: cli.seed,
     }
     .ensemble()?;
-    let rebuild = match cli.rebuild_every {
-        0 => Rebuild::Auto,
-        k => Rebuild::Every(k),
-    };
-    let lists = match cli.lists {
-        ListsArg::Auto => Lists::Auto,
-        ListsArg::Half => Lists::Half,
-        ListsArg::Full => Lists::Full,
-    };
     let mut builder = Simulation::builder(atoms)
         .force(ForceLaw::Pair(potential))
         .boundary(boundary)
-        .neighbours(Neighbours::Cells(CellList {
-            rebuild,
-            lists,
-            ..CellList::new(cli.skin)
-        }))
+        .neighbours(cli.system.neighbours())
         .ensemble(ensemble)
         .integrator(Integrator::VELOCITY_VERLET)
-        .dt(cli.dt);
+        .dt(cli.system.dt);
     if let Some(types) = types {
         builder = builder.types(types);
     }
@@ -300,7 +264,7 @@ fn run(cli: &Cli, out: &mut dyn Write, reporter: &cli::Reporter) -> Result<()> {
         None => (Some(setup(cli)?), None),
     };
     let (types, cutoff, ensemble, dt) = match (&fresh, &resume) {
-        (Some(s), _) => (s.types, s.cutoff, s.ensemble, cli.dt),
+        (Some(s), _) => (s.types, s.cutoff, s.ensemble, cli.system.dt),
         (_, Some((c, _))) => {
             let pair = c.params.force().as_pair().expect("checked by resumed");
             (

@@ -9,12 +9,85 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use clap::Args;
-use nbody_host::md::{Ensemble, Lists, MdStats, Rebuild, Thermo};
+use clap::{Args, ValueEnum};
+use nbody_host::md::{CellList, Ensemble, Lists, MdStats, Rebuild, Thermo};
 use nbody_host::{Neighbours, Simulation};
 
 use super::lj_outputs::Outputs;
 use super::{Local, Reporter, RunFlags, drive, exploded, open_archive, usage};
+
+/// The fcc start, the neighbour lists and the time step of an MD run
+/// (`md` changes the defaults of `--cells` and `--rebuild-every` with
+/// `mut_arg`). Needs the example to have `--init` and `--resume`.
+#[derive(Args, Debug, Clone)]
+pub struct MdSystemFlags {
+    /// fcc unit cells per side (4 C^3 atoms), without --init
+    #[arg(long, default_value_t = 20, conflicts_with_all = ["init", "resume"])]
+    pub cells: usize,
+    /// Reduced number density of the lattice
+    #[arg(long, default_value_t = 0.8442, conflicts_with_all = ["init", "resume"])]
+    pub density: f64,
+    /// Initial temperature (velocities drawn, zero momentum, scaled to it)
+    #[arg(long, default_value_t = 1.44, conflicts_with_all = ["init", "resume"])]
+    pub temp: f64,
+    /// Neighbour skin (in sigma)
+    #[arg(long, default_value_t = 0.3, conflicts_with = "resume")]
+    pub skin: f64,
+    /// Time step (in tau)
+    #[arg(long, default_value_t = 0.005, conflicts_with = "resume")]
+    pub dt: f64,
+    /// Rebuild the neighbour lists every K steps (LAMMPS's in.lj: 20), or
+    /// 0: whenever an atom has moved half the skin (never a missed pair)
+    #[arg(
+        long,
+        value_name = "K",
+        default_value_t = 20,
+        conflicts_with = "resume"
+    )]
+    pub rebuild_every: u32,
+    /// Verlet lists: half (each pair once, Newton's third law), full, or
+    /// the backend's faster
+    #[arg(long, value_enum, default_value_t = ListsArg::Auto, conflicts_with = "resume")]
+    pub lists: ListsArg,
+}
+
+/// `--lists`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum ListsArg {
+    Auto,
+    Half,
+    Full,
+}
+
+impl MdSystemFlags {
+    /// The fcc start the flags ask for, velocities from `seed`.
+    pub fn lattice(&self, seed: u64) -> Result<(nbody_host::Bodies, nbody_host::Boundary)> {
+        Ok(nbody_host::ic::fcc_lattice(
+            self.cells,
+            self.density,
+            self.temp,
+            seed,
+        )?)
+    }
+
+    /// The cell lists the flags ask for.
+    pub fn neighbours(&self) -> Neighbours {
+        let rebuild = match self.rebuild_every {
+            0 => Rebuild::Auto,
+            k => Rebuild::Every(k),
+        };
+        let lists = match self.lists {
+            ListsArg::Auto => Lists::Auto,
+            ListsArg::Half => Lists::Half,
+            ListsArg::Full => Lists::Full,
+        };
+        Neighbours::Cells(CellList {
+            rebuild,
+            lists,
+            ..CellList::new(self.skin)
+        })
+    }
+}
 
 /// The thermo, plot, trajectory and analysis flags of an MD run.
 #[derive(Args, Debug, Clone)]

@@ -424,6 +424,31 @@ fn dump_holds_the_frames_of_the_run_with_their_types() {
     }
 }
 
+#[test]
+fn box_takes_three_lengths_for_an_orthorhombic_box() {
+    let dir = tempfile::tempdir().unwrap();
+    let init = dir.path().join("ka.npy");
+    let (rows, l) = mixture(4);
+    save_npy8(&init, &rows);
+    let (lx, ly, lz) = (
+        format!("{l}"),
+        format!("{}", l * 1.05),
+        format!("{}", l * 1.1),
+    );
+    let mut args = vec!["--init", init.to_str().unwrap(), "--box", &lx, &ly, &lz];
+    args.extend(["--pair", "lj", "2.5", "--steps", "10", "--quiet"]);
+    args.extend(KA);
+    let out = run_ok(&args);
+    let system = out.lines().find(|l| l.starts_with("system")).unwrap();
+    assert!(
+        system.contains(&format!("periodic {lx} x {ly} x {lz}")),
+        "{system}"
+    );
+    // The same state in the cubic box is another system.
+    let cubic = run_ok(&[&args[..4], &args[6..]].concat());
+    assert_ne!(thermo_lines(&cubic)[0], thermo_lines(&out)[0]);
+}
+
 /// The Kob-Andersen data: scripts/peers/lammps_ka.py's state and LAMMPS's
 /// thermo tables from it.
 const KA_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/lammps/ka");
