@@ -294,9 +294,9 @@ impl ArchiveWriter {
 
 /// `sim` as the Python class of its force law.
 fn wrap_any(py: Python<'_>, sim: nbody_host::Simulation) -> PyResult<Py<PyAny>> {
-    Ok(if is_short_range(sim.params().force()) {
-        crate::md::LennardJones::wrap(py, sim)?.into_any()
-    } else {
-        crate::gravity::Simulation::wrap(py, sim)?.into_any()
+    Ok(match crate::run::class_name(sim.params().force()) {
+        "Simulation" => crate::gravity::Simulation::wrap(py, sim)?.into_any(),
+        "LennardJones" => crate::md::LennardJones::wrap(py, sim)?.into_any(),
+        _ => crate::md::MD::wrap(py, sim)?.into_any(),
     })
 }

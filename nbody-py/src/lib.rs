@@ -5,7 +5,7 @@
 //! | --- | --- |
 //! | `run.rs` | `Run`, the base of both simulations: the state as one `(N, 7)` array, stepping in batches with the GIL released and Ctrl-C between batches, checkpoints |
 //! | `gravity.rs` | `Simulation`: softened gravity |
-//! | `md.rs` | `LennardJones`: short-range molecular dynamics in a periodic box |
+//! | `md.rs` | `MD`: short-range molecular dynamics in a periodic box (pair styles, atom types, ensembles); `LennardJones`, its one-type `lj/cut` case |
 //! | `archive.rs` | `Archive`, `Record`, `ArchiveWriter`: the snapshot archive |
 //! | `errors.rs` | library errors as the `nbody.Error` hierarchy (defined in `python/nbody/_errors.py`) |
 //! | `options.rs` | the names Python passes for backends, kernels, integrators, lists |
@@ -30,6 +30,7 @@ fn _nbody(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<run::Run>()?;
     m.add_class::<gravity::Simulation>()?;
     m.add_class::<gravity::Energy>()?;
+    m.add_class::<md::MD>()?;
     m.add_class::<md::LennardJones>()?;
     m.add_class::<archive::Archive>()?;
     m.add_class::<archive::Record>()?;

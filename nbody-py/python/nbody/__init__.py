@@ -11,8 +11,11 @@ CUDA, and an emulator of the CUDA execution model).
 ((1024, 3), 10)
 
 ===============================  ====================================================
-``Simulation``                   softened gravity: step, integrate_to, energy, add, remove, checkpoints
-``LennardJones``                 short-range MD in a periodic box: step, thermo, images
+``Simulation``                   softened gravity: step, integrate_to, energy, add, remove, checkpoints;
+                                 Hermite (``integrator="hermite"``) with its float64 state
+``MD``                           short-range MD in a periodic box: LAMMPS's pair styles, atom
+                                 types, ensembles (NVE, NVT, Langevin, rescale, NPT); thermo
+``LennardJones``                 the one-type lj/cut case of ``MD`` (LAMMPS's in.lj melt)
 ``Archive``, ``ArchiveWriter``   the snapshot archive: records as arrays, by step and time
 ``Error`` and subclasses         library errors (``InvalidInputError`` is a ``ValueError``,
                                  ``FileError`` an ``OSError``, ``DivergedError`` has ``.step``, ``.body``)
@@ -43,6 +46,7 @@ from ._nbody import (
     ArchiveWriter,
     Energy,
     LennardJones,
+    MD,
     Record,
     Run,
     Simulation,
@@ -63,6 +67,7 @@ __all__ = [
     "InvalidFileError",
     "InvalidInputError",
     "LennardJones",
+    "MD",
     "OutOfRangeError",
     "PrecisionWarning",
     "RENDER",
