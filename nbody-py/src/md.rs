@@ -60,7 +60,9 @@ impl LennardJones {
 /// ``"nvt"`` (``temp_target``, ``tdamp``), ``"langevin"`` (``temp_target``,
 /// ``tdamp`` as the damping time, ``seed``), ``"rescale"``
 /// (``temp_target``), ``"npt"`` (``temp_target``, ``tdamp``,
-/// ``press_target``, ``pdamp``), LAMMPS's fixes with chains of 3;
+/// ``press_target``, ``pdamp``), LAMMPS's fixes with chains of 3; or an
+/// object of ``nbody.ensembles`` (``nbody.NVT(temp, tdamp, chain=3)``,
+/// ``Langevin``, ``Rescale``, ``NPT``, ``NVE``: the Rust variants' fields);
 /// ``skin``, ``dt``, ``rebuild_every``, ``lists``, ``neighbours``,
 /// ``backend``: as ``LennardJones``'s. Every bad value (unknown style,
 /// type, missing coefficient, ensemble setting) raises
@@ -128,24 +130,33 @@ fn types_from(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
         .collect()
 }
 
-/// The ensemble the keywords name (`EnsembleFlags`), its messages in the
-/// keywords' spelling.
+/// The ensemble of `ensemble=`: a name with the keywords (`EnsembleFlags`,
+/// its messages in the keywords' spelling), or one of `nbody.ensembles`'
+/// objects (the Rust variants' fields; checked when the run is built).
 fn ensemble_from(
     py: Python<'_>,
-    name: &str,
+    ensemble: &Bound<'_, PyAny>,
     temp_target: Option<f64>,
     tdamp: Option<f64>,
     press_target: Option<f64>,
     pdamp: Option<f64>,
-    seed: u64,
+    seed: Option<u64>,
 ) -> PyResult<Ensemble> {
+    let Ok(name) = ensemble.extract::<String>() else {
+        return ensemble_object(
+            py,
+            ensemble,
+            [temp_target, tdamp, press_target, pdamp],
+            seed,
+        );
+    };
     let flags = EnsembleFlags {
-        ensemble: Some(name.to_owned()),
+        ensemble: Some(name),
         temp_target,
         tdamp,
         press_target,
         pdamp,
-        seed,
+        seed: seed.unwrap_or(0),
     };
     flags.ensemble().map_err(|e| {
         let message = e
@@ -156,6 +167,74 @@ fn ensemble_from(
             .replace("--press-target", "press_target")
             .replace("--pdamp", "pdamp");
         invalid(py, message)
+    })
+}
+
+/// An `nbody.ensembles` object as the library's `Ensemble`; the keywords
+/// of the named form must not be given with it.
+fn ensemble_object(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    keywords: [Option<f64>; 4],
+    seed: Option<u64>,
+) -> PyResult<Ensemble> {
+    if keywords.iter().any(Option::is_some) || seed.is_some() {
+        return Err(invalid(
+            py,
+            "temp_target, tdamp, press_target, pdamp and seed go with ensemble given by name; \
+             an ensemble object (nbody.NVT(...), ...) carries its own values"
+                .into(),
+        ));
+    }
+    let module = py.import("nbody.ensembles")?;
+    let is = |class: &str| -> PyResult<bool> { obj.is_instance(&module.getattr(class)?) };
+    let f = |field: &str| -> PyResult<f64> { obj.getattr(field)?.extract() };
+    let u = |field: &str| -> PyResult<u32> { obj.getattr(field)?.extract() };
+    Ok(if is("NVE")? {
+        Ensemble::Nve
+    } else if is("NVT")? {
+        Ensemble::Nvt {
+            temp: f("temp")?,
+            tdamp: f("tdamp")?,
+            chain: u("chain")?,
+        }
+    } else if is("Langevin")? {
+        Ensemble::Langevin {
+            temp: f("temp")?,
+            damp: f("damp")?,
+            seed: obj.getattr("seed")?.extract()?,
+        }
+    } else if is("Rescale")? {
+        let t_start = f("t_start")?;
+        Ensemble::Rescale {
+            every: u("every")?,
+            t_start,
+            t_stop: obj
+                .getattr("t_stop")?
+                .extract::<Option<f64>>()?
+                .unwrap_or(t_start),
+            ramp: obj.getattr("ramp")?.extract()?,
+            window: f("window")?,
+            fraction: f("fraction")?,
+        }
+    } else if is("NPT")? {
+        Ensemble::Npt {
+            temp: f("temp")?,
+            tdamp: f("tdamp")?,
+            chain: u("chain")?,
+            press: f("press")?,
+            pdamp: f("pdamp")?,
+            pchain: u("pchain")?,
+        }
+    } else {
+        return Err(invalid(
+            py,
+            format!(
+                "ensemble = {}: must be \"nve\", \"nvt\", \"langevin\", \"rescale\", \"npt\" or an \
+                 nbody.NVE / NVT / Langevin / Rescale / NPT object",
+                obj.repr()?
+            ),
+        ));
     })
 }
 
@@ -322,7 +401,7 @@ impl LennardJones {
 #[pymethods]
 impl MD {
     #[new]
-    #[pyo3(signature = (bodies, r#box, pair, pair_coeff = None, pair_modify = None, types = None, skin = 0.3, dt = 0.005, ensemble = "nve", temp_target = None, tdamp = None, press_target = None, pdamp = None, seed = 0, rebuild_every = 0, lists = "auto", neighbours = "cells", backend = "auto"))]
+    #[pyo3(signature = (bodies, r#box, pair, pair_coeff = None, pair_modify = None, types = None, skin = 0.3, dt = 0.005, ensemble = None, temp_target = None, tdamp = None, press_target = None, pdamp = None, seed = None, rebuild_every = 0, lists = "auto", neighbours = "cells", backend = "auto"))]
     #[allow(
         clippy::too_many_arguments,
         reason = "the Python constructor's keywords"
@@ -337,12 +416,12 @@ impl MD {
         types: Option<&Bound<'_, PyAny>>,
         skin: f64,
         dt: f64,
-        ensemble: &str,
+        ensemble: Option<&Bound<'_, PyAny>>,
         temp_target: Option<f64>,
         tdamp: Option<f64>,
         press_target: Option<f64>,
         pdamp: Option<f64>,
-        seed: u64,
+        seed: Option<u64>,
         rebuild_every: u32,
         lists: &str,
         neighbours: &str,
@@ -388,7 +467,16 @@ impl MD {
             .max(spec.highest_type())
             .max(1);
         let potential = spec.build(count).map_err(|e| to_py(py, e))?;
-        let ensemble = ensemble_from(py, ensemble, temp_target, tdamp, press_target, pdamp, seed)?;
+        let nve = pyo3::types::PyString::new(py, "nve").into_any();
+        let ensemble = ensemble_from(
+            py,
+            ensemble.unwrap_or(&nve),
+            temp_target,
+            tdamp,
+            press_target,
+            pdamp,
+            seed,
+        )?;
         let neighbours = neighbours_from(py, neighbours, skin, rebuild_every, lists)?;
         let builder = Sim::builder(bodies)
             .force(ForceLaw::Pair(potential))

@@ -156,3 +156,40 @@ def test_md_checkpoint_keeps_types_and_thermostat(tmp_path):
     resumed.step(25)
     assert np.array_equal(resumed.bodies.view(np.uint32), straight.bodies.view(np.uint32))
     assert resumed.thermo(exact=True) == straight.thermo(exact=True)
+
+
+def test_ensemble_objects_are_the_rust_variants():
+    atoms, side = fcc(4, temperature=1.44, seed=3)
+    common = dict(pair="lj 2.5", pair_coeff="1 1 1 1", pair_modify="shift yes", backend="cpu")
+    by_name = nbody.MD(atoms, box=side, ensemble="nvt", temp_target=1.0, tdamp=0.5, **common)
+    by_object = nbody.MD(atoms, box=side, ensemble=nbody.NVT(1.0, 0.5), **common)  # chain 3, as by name
+    one_chain = nbody.MD(atoms, box=side, ensemble=nbody.NVT(1.0, 0.5, chain=1), **common)
+    npt = nbody.MD(atoms, box=side, ensemble=nbody.NPT(1.5, 0.5, 1.0, 5.0), **common)
+    npt_by_name = nbody.MD(atoms, box=side, ensemble="npt", temp_target=1.5, tdamp=0.5, press_target=1.0,
+                           pdamp=5.0, **common)
+    for md in (by_name, by_object, one_chain, npt, npt_by_name):
+        md.step(40)
+    assert by_object.ensemble == "nvt" and by_object.thermo(exact=True) == by_name.thermo(exact=True)
+    assert one_chain.thermo(exact=True)["conserved"] != by_name.thermo(exact=True)["conserved"]
+    assert npt.thermo(exact=True) == npt_by_name.thermo(exact=True) and np.array_equal(npt.box, npt_by_name.box)
+    rescaled = nbody.MD(atoms, box=side, ensemble=nbody.Rescale(2.0), **common)  # every step, all the way
+    rescaled.step(1)
+    assert abs(rescaled.thermo(exact=True)["temp"] - 2.0) < 1e-6
+    assert nbody.MD(atoms, box=side, ensemble=nbody.NVE(), **common).ensemble == "nve"
+
+
+@pytest.mark.parametrize(
+    "ensemble,keywords,message",
+    [
+        (nbody.NVT(1.0, -0.5), {}, "Tdamp = -0.5 must be finite and > 0"),
+        (nbody.NVT(1.0, 0.5, chain=9), {}, "chain length = 9"),
+        (nbody.Langevin(-1.0, 1.0), {}, "-1"),
+        (nbody.NVT(1.0, 0.5), dict(temp_target=1.0), "go with ensemble given by name"),
+        (3, {}, "ensemble = 3: must be"),
+    ],
+    ids=["tdamp", "chain", "langevin-temp", "object-and-keywords", "not-an-ensemble"],
+)
+def test_bad_ensemble_objects_are_value_errors(ensemble, keywords, message):
+    atoms, side = fcc(4)
+    with pytest.raises(nbody.InvalidInputError, match=message):
+        nbody.MD(atoms, box=side, pair="lj 2.5", pair_coeff="1 1 1 1", ensemble=ensemble, backend="cpu", **keywords)

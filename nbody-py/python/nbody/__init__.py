@@ -19,6 +19,8 @@ CUDA, and an emulator of the CUDA execution model).
 ``Archive``, ``ArchiveWriter``   the snapshot archive: records as arrays, by step and time
 ``Error`` and subclasses         library errors (``InvalidInputError`` is a ``ValueError``,
                                  ``FileError`` an ``OSError``, ``DivergedError`` has ``.step``, ``.body``)
+``NVE``, ``NVT``, ``Langevin``,   ensembles as objects (the Rust ``md::Ensemble``'s fields), for
+``Rescale``, ``NPT``             ``MD(ensemble=...)``
 ``ic``                           seeded initial conditions (Warp's cube, Plummer, fcc lattice)
 ``CUDA``, ``RENDER``             whether this build has the CUDA backend, pictures
 ===============================  ====================================================
@@ -39,6 +41,7 @@ from ._errors import (
     PrecisionWarning,
 )
 from . import ic
+from .ensembles import NPT, NVE, NVT, Langevin, Rescale
 from ._nbody import (
     CUDA,
     RENDER,
@@ -66,11 +69,16 @@ __all__ = [
     "FileError",
     "InvalidFileError",
     "InvalidInputError",
+    "Langevin",
     "LennardJones",
     "MD",
+    "NPT",
+    "NVE",
+    "NVT",
     "OutOfRangeError",
     "PrecisionWarning",
     "RENDER",
+    "Rescale",
     "Record",
     "Run",
     "Simulation",

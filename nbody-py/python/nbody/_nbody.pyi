@@ -8,6 +8,8 @@ from typing import Any, Iterator, Optional, Sequence, Tuple, Union
 import numpy as np
 import numpy.typing as npt
 
+from .ensembles import NPT, NVE, NVT, Langevin, Rescale
+
 __version__: str
 CUDA: bool
 """Whether this build has the CUDA backend (feature ``cuda``)."""
@@ -146,7 +148,9 @@ _Words = Union[str, Sequence[Union[str, int, float]]]
 class MD(Run):
     """Short-range MD in a periodic box (LAMMPS units lj, velocity Verlet): LAMMPS's
     pair styles (pair_style / pair_coeff / pair_modify), atom types numbered from 1
-    as in LAMMPS, and ensembles (nve, nvt, langevin, rescale, npt)."""
+    as in LAMMPS, and ensembles: by name ("nve" default, "nvt", "langevin", "rescale",
+    "npt") with temp_target, tdamp, press_target, pdamp, seed, or an nbody.ensembles
+    object (NVT(temp, tdamp, chain=3), ...)."""
 
     def __init__(
         self,
@@ -158,12 +162,12 @@ class MD(Run):
         types: Optional[npt.ArrayLike] = None,
         skin: float = 0.3,
         dt: float = 0.005,
-        ensemble: str = "nve",
+        ensemble: Union[str, NVE, NVT, Langevin, Rescale, NPT, None] = None,
         temp_target: Optional[float] = None,
         tdamp: Optional[float] = None,
         press_target: Optional[float] = None,
         pdamp: Optional[float] = None,
-        seed: int = 0,
+        seed: Optional[int] = None,
         rebuild_every: int = 0,
         lists: str = "auto",
         neighbours: str = "cells",
