@@ -7,9 +7,10 @@ use nbody_host::snapshot::{self, ArchiveWriter as Writer, Snapshot};
 use numpy::{PyArray1, PyArray2, PyArrayMethods};
 use pyo3::prelude::*;
 
+use crate::arrays::rows_array;
 use crate::errors::{err, invalid, raise, to_py};
 use crate::options;
-use crate::run::{Run, is_short_range, rows_array};
+use crate::run::{Run, is_short_range};
 
 /// An archive opened for reading (``nbody_tiled --archive``, ``lj_melt
 /// --archive``, ``ArchiveWriter``): ``len(a)``, ``a[i]`` (negative from the

@@ -8,9 +8,10 @@ use numpy::{PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyType};
 
+use crate::arrays::bodies_from;
 use crate::errors::{invalid, to_py};
 use crate::options;
-use crate::run::{Run, bodies_from, resume, warn_if_cpu};
+use crate::run::{Run, resume, warn_if_cpu};
 
 /// A direct-summation N-body simulation with softened gravity.
 ///
