@@ -208,8 +208,9 @@ impl Record {
         ))
     }
 
-    /// Continue the run from this record: an ``nbody.Simulation`` (gravity)
-    /// or ``nbody.LennardJones``, at this step and time, bit-identical to the
+    /// Continue the run from this record: an ``nbody.Simulation`` (gravity),
+    /// ``nbody.LennardJones`` (one type of ``lj/cut``) or ``nbody.MD`` (the
+    /// other pair laws), at this step and time, bit-identical to the
     /// run that wrote it on the same (deterministic) backend.
     #[pyo3(signature = (backend = "auto"))]
     fn simulation(&self, py: Python<'_>, backend: &str) -> PyResult<Py<PyAny>> {
@@ -275,8 +276,8 @@ impl ArchiveWriter {
         Ok(ArchiveWriter { writer })
     }
 
-    /// Append the simulation's current state (``nbody.Simulation`` or
-    /// ``nbody.LennardJones``).
+    /// Append the simulation's current state (``nbody.Simulation``,
+    /// ``nbody.MD`` or ``nbody.LennardJones``).
     fn append(&mut self, py: Python<'_>, sim: PyRef<'_, Run>) -> PyResult<()> {
         let (writer, sim) = (&mut self.writer, &sim.sim);
         py.detach(|| writer.append(sim)).map_err(err)
