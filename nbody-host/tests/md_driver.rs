@@ -449,6 +449,39 @@ fn box_takes_three_lengths_for_an_orthorhombic_box() {
     assert_ne!(thermo_lines(&cubic)[0], thermo_lines(&out)[0]);
 }
 
+#[test]
+fn backend_emulator_runs_the_mixture_as_the_cpu_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let init = dir.path().join("ka.npy");
+    let (rows, l) = mixture(4);
+    save_npy8(&init, &rows);
+    let l = format!("{l}");
+    let mut args = vec!["--init", init.to_str().unwrap(), "--box", &l];
+    args.extend([
+        "--pair", "lj", "2.5", "--shift", "--steps", "10", "--thermo", "5",
+    ]);
+    args.extend(KA);
+    args.extend(["--quiet", "--backend"]);
+    let numbers = |backend: &str| -> Vec<Vec<f64>> {
+        let out = run_ok(&[&args[..], &[backend]].concat());
+        assert!(out.contains(&format!("result backend={backend} ")), "{out}");
+        thermo_lines(&out)
+            .iter()
+            .map(|l| l.split_whitespace().map(|x| x.parse().unwrap()).collect())
+            .collect()
+    };
+    let (cpu, emulator) = (numbers("cpu"), numbers("emulator"));
+    assert_eq!(cpu.len(), 3);
+    for (c, e) in cpu.iter().zip(&emulator) {
+        for (a, b) in c.iter().zip(e) {
+            assert!(
+                (a - b).abs() <= 1e-5 * a.abs().max(1.0),
+                "{c:?} against {e:?}"
+            );
+        }
+    }
+}
+
 /// The Kob-Andersen data: scripts/peers/lammps_ka.py's state and LAMMPS's
 /// thermo tables from it.
 const KA_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/lammps/ka");
