@@ -25,7 +25,7 @@
 //! `seconds` is the loop's wall time, thermo output, frames and samples
 //! included (LAMMPS's "Loop time", which includes its dumps), which the
 //! time split's five sections add up to. `--dump`, `--rdf`, `--msd`:
-//! trajectories and analysis (`cli/lj_outputs.rs`, docs/md.md
+//! trajectories and analysis (`cli/md_run.rs`, `cli/lj_outputs.rs`, docs/md.md
 //! "Trajectories and analysis").
 //! `--plot FILE.png` draws kinetic, potential and total energy per atom
 //! against time (sampled about 400 times), the relative drift of the total
@@ -35,28 +35,21 @@
 //! exit statuses of `nbody_tiled`; a run that explodes stops with status 5
 //! naming the step and a body.
 //!
-//! (Over 600 lines: one example binary: its flags, run loop, thermo table and report read top to bottom.)
-
 use std::ffi::OsString;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
 
-use anyhow::{Context, Result, bail};
-use clap::{Parser, ValueEnum};
-use nbody_host::md::{CellList, Lists, MdStats, Rebuild, Thermo};
-use nbody_host::{
-    Boundary, Checkpoint, ForceLaw, Integrator, Neighbours, PairStyle, Simulation, ic, snapshot,
-};
+use anyhow::{Context, Result};
+use clap::Parser;
+use nbody_host::{Boundary, Checkpoint, ForceLaw, Integrator, PairStyle, Simulation, snapshot};
 
 // The command line every example shares.
 #[macro_use]
 #[path = "cli/mod.rs"]
 mod cli;
-use cli::{AutoPicks, RunFlags, usage};
-#[path = "cli/lj_outputs.rs"]
-mod outputs;
+use cli::md_run::{self, MdJob, MdOutputFlags, MdSystemFlags};
+use cli::{AutoPicks, RunFlags};
 pub use cli::{Failure, Progress, exit};
 
 /// The end of `--help`: units and exit statuses.
@@ -88,27 +81,11 @@ const DEFAULT_STEPS: u64 = 100;
     mut_arg("resume", |a| a.help("Continue from a checkpoint (all parameters from it)")),
 )]
 struct Cli {
-    /// fcc unit cells per side (4 C^3 atoms)
-    #[arg(long, default_value_t = 20, conflicts_with_all = ["init", "resume"])]
-    cells: usize,
-    /// Reduced number density of the lattice
-    #[arg(long, default_value_t = 0.8442, conflicts_with_all = ["init", "resume"])]
-    density: f64,
-    /// Initial temperature (velocities drawn, zero momentum, scaled to it)
-    #[arg(long, default_value_t = 1.44, conflicts_with_all = ["init", "resume"])]
-    temp: f64,
+    #[command(flatten)]
+    system: MdSystemFlags,
     /// Cutoff r_c (in sigma)
     #[arg(long, default_value_t = 2.5, conflicts_with = "resume")]
     cutoff: f64,
-    /// Neighbour skin (in sigma)
-    #[arg(long, default_value_t = 0.3, conflicts_with = "resume")]
-    skin: f64,
-    /// Time step (in tau)
-    #[arg(long, default_value_t = 0.005, conflicts_with = "resume")]
-    dt: f64,
-    /// Print a thermo line every K steps (0: only the first and the last)
-    #[arg(long, value_name = "K", default_value_t = 50)]
-    thermo: u64,
     /// Seed of the lattice's velocities
     #[arg(long, default_value_t = 87287, conflicts_with_all = ["init", "resume"])]
     seed: u64,
@@ -126,76 +103,10 @@ struct Cli {
     /// The cubic periodic box [0, L)^3 of --init
     #[arg(long = "box", value_name = "L", requires = "init")]
     box_length: Option<f64>,
-    /// Rebuild the neighbour lists every K steps (LAMMPS's in.lj: 20), or
-    /// 0: whenever an atom has moved half the skin (never a missed pair)
-    #[arg(
-        long,
-        value_name = "K",
-        default_value_t = 20,
-        conflicts_with = "resume"
-    )]
-    rebuild_every: u32,
-    /// Verlet lists: half (each pair once, Newton's third law), full, or
-    /// the backend's faster
-    #[arg(long, value_enum, default_value_t = ListsArg::Auto, conflicts_with = "resume")]
-    lists: ListsArg,
     #[command(flatten)]
     run: RunFlags,
-    /// Plot kinetic, potential and total energy per atom against time to a
-    /// PNG, sampled about 400 times in the run (each sample costs about a
-    /// force evaluation), and below them the relative drift of the total
-    #[arg(long, value_name = "FILE.png")]
-    plot: Option<PathBuf>,
-    /// With --plot: LAMMPS's thermo table for the same run (the output of
-    /// `lammps-peer run`), plotted beside ours
-    #[arg(long, value_name = "FILE", requires = "plot")]
-    lammps_thermo: Option<PathBuf>,
-    /// Append a trajectory frame at the start and every --dump-every steps:
-    /// .xyz (extended XYZ), .dcd (DCD, as LAMMPS's dump dcd) or .lammpstrj
-    /// (LAMMPS's text dump with image counters); an existing file is only
-    /// replaced with --force
-    #[arg(long, value_name = "FILE")]
-    dump: Option<PathBuf>,
-    /// Steps between trajectory frames (and, by default, g(r) and MSD samples)
-    #[arg(long, value_name = "K", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
-    dump_every: u64,
-    /// Write unwrapped positions (x + image * L) to --dump, not wrapped ones
-    #[arg(long, requires = "dump")]
-    dump_unwrapped: bool,
-    /// Write velocities to --dump too (.xyz and .lammpstrj)
-    #[arg(long, requires = "dump")]
-    dump_velocities: bool,
-    /// Write g(r) of all atoms (LAMMPS's compute rdf columns), the mean over
-    /// the frames every --rdf-every steps after the start
-    #[arg(long, value_name = "FILE")]
-    rdf: Option<PathBuf>,
-    /// Bins of --rdf
-    #[arg(long, value_name = "N", default_value_t = 100, requires = "rdf")]
-    rdf_bins: usize,
-    /// Cutoff of --rdf (default: the pair cutoff)
-    #[arg(long, value_name = "RC", requires = "rdf")]
-    rdf_cutoff: Option<f64>,
-    /// Steps between g(r) and MSD samples (default: --dump-every)
-    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
-    rdf_every: Option<u64>,
-    /// Plot --rdf's g(r) to a PNG
-    #[arg(long, value_name = "FILE.png", requires = "rdf")]
-    rdf_plot: Option<PathBuf>,
-    /// With --rdf-plot: LAMMPS's g(r) for the same frames (two columns, r
-    /// and g, as scripts/peers/trajectory_check.py --mean writes it), dashed
-    #[arg(long, value_name = "FILE", requires = "rdf_plot")]
-    lammps_rdf: Option<PathBuf>,
-    /// Write the mean-squared displacement from the start (unwrapped, LAMMPS's
-    /// compute msd: step dx2 dy2 dz2 total) at the start and every --rdf-every steps
-    #[arg(long, value_name = "FILE")]
-    msd: Option<PathBuf>,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum ListsArg {
-    Auto,
-    Half,
-    Full,
+    #[command(flatten)]
+    outputs: MdOutputFlags,
 }
 
 fn main() -> ExitCode {
@@ -243,436 +154,28 @@ fn build(cli: &Cli) -> Result<Simulation> {
             snapshot::load_npy(path).with_context(|| format!("--init {}", path.display()))?,
             Boundary::cubic(l),
         ),
-        _ => ic::fcc_lattice(cli.cells, cli.density, cli.temp, cli.seed)?,
-    };
-    let rebuild = match cli.rebuild_every {
-        0 => Rebuild::Auto,
-        k => Rebuild::Every(k),
-    };
-    let lists = match cli.lists {
-        ListsArg::Auto => Lists::Auto,
-        ListsArg::Half => Lists::Half,
-        ListsArg::Full => Lists::Full,
+        _ => cli.system.lattice(cli.seed)?,
     };
     Ok(Simulation::builder(atoms)
         .force(ForceLaw::lennard_jones(1.0, 1.0, cli.cutoff, cli.shift)?)
         .boundary(boundary)
-        .neighbours(Neighbours::Cells(CellList {
-            rebuild,
-            lists,
-            ..CellList::new(cli.skin)
-        }))
+        .neighbours(cli.system.neighbours())
         .integrator(Integrator::VELOCITY_VERLET)
-        .dt(cli.dt)
+        .dt(cli.system.dt)
         .backend(cli.run.backend(AutoPicks::Cpu)?)
         .build()?)
 }
 
-/// The pair enumeration in words (what the `neighbours` line prints), with
-/// LAMMPS's equivalent settings.
-fn neighbours_in_words(n: &Neighbours, cutoff: Option<f32>) -> String {
-    let cells = match n {
-        Neighbours::Cells(cells) => cells,
-        Neighbours::AllPairs => return "all pairs (no lists; O(N^2) a step)".into(),
-        _ => return "chosen by the library (Neighbours::Auto)".into(),
-    };
-    let lists = match cells.lists {
-        Lists::Half => "half Verlet lists (each pair once, Newton's third law)",
-        Lists::Full => "full Verlet lists (each pair from both atoms)",
-        _ => "full Verlet lists (--lists auto: the faster here)",
-    };
-    let rebuild = match cells.rebuild {
-        Rebuild::Every(k) => format!(
-            "rebuilt every {k} steps whether needed or not (LAMMPS: neigh_modify every {k} check no)"
-        ),
-        _ => {
-            "rebuilt whenever an atom has moved half the skin (LAMMPS: neigh_modify every 1 check \
-              yes)"
-                .into()
-        }
-    };
-    let reach = cutoff.map_or(String::new(), |rc| {
-        format!(
-            ", pairs within r_c + skin = {}",
-            g10(rc as f64 + cells.skin)
-        )
-    });
-    let bins = if cells.bin_size > 0.0 {
-        format!(", cells at least {} wide", g10(cells.bin_size))
-    } else {
-        String::new()
-    };
-    format!(
-        "cell lists, skin {}{reach}{bins}; {lists}; {rebuild}",
-        g10(cells.skin)
-    )
-}
-
-/// `x` as C's `%.10g`: ten significant digits, trailing zeros dropped.
-fn g10(x: f64) -> String {
-    if x == 0.0 || !x.is_finite() {
-        return format!("{x}");
-    }
-    let exponent = x.abs().log10().floor() as i32;
-    let text = if (-5..10).contains(&exponent) {
-        format!("{:.*}", (9 - exponent).max(0) as usize, x)
-    } else {
-        format!("{x:.9e}")
-    };
-    match text.split_once('e') {
-        Some((m, e)) if m.contains('.') => {
-            format!("{}e{e}", m.trim_end_matches('0').trim_end_matches('.'))
-        }
-        _ if text.contains('.') => text.trim_end_matches('0').trim_end_matches('.').to_string(),
-        _ => text,
-    }
-}
-
-/// One row of the thermo table, LAMMPS's columns.
-fn thermo_row(t: &Thermo) -> String {
-    format!(
-        "{:>10} {:>14} {:>14} {:>14} {:>14} {:>14}",
-        t.step,
-        g10(t.temperature),
-        g10(t.potential),
-        g10(t.kinetic),
-        g10(t.total),
-        t.pressure.map_or("-".into(), g10)
-    )
-}
-
-/// LAMMPS's thermo rows `step temp pe ke etotal press` from its output.
-fn read_lammps_thermo(path: &Path) -> Result<Vec<[f64; 6]>> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("--lammps-thermo {}", path.display()))?;
-    let rows: Vec<[f64; 6]> = text
-        .lines()
-        .filter_map(|line| {
-            let v: Vec<f64> = line
-                .split_whitespace()
-                .map(|w| w.parse().ok())
-                .collect::<Option<_>>()?;
-            <[f64; 6]>::try_from(v).ok()
-        })
-        .collect();
-    if rows.is_empty() {
-        bail!(
-            "--lammps-thermo {}: no thermo rows (six numbers: step temp pe ke etotal press)",
-            path.display()
-        );
-    }
-    Ok(rows)
-}
-
-/// The energy plot: ours solid, LAMMPS's dashed.
-fn plot(path: &Path, dt: f64, ours: &[Thermo], lammps: &[[f64; 6]]) -> Result<()> {
-    use nbody_host::render::{EnergySeries, line_plot_panels};
-    let series = |label: &str, points: Vec<(f64, f64)>| EnergySeries {
-        label: label.to_string(),
-        points,
-    };
-    let ours_at = |f: &dyn Fn(&Thermo) -> f64| -> Vec<(f64, f64)> {
-        ours.iter().map(|t| (t.step as f64 * dt, f(t))).collect()
-    };
-    let mut energies = vec![
-        series("kinetic", ours_at(&|t| t.kinetic)),
-        series("potential", ours_at(&|t| t.potential)),
-        series("total", ours_at(&|t| t.total)),
-    ];
-    // The drift of the total, relative to its start: invisible at the
-    // energies' scale, where the total looks flat.
-    let e0 = ours.first().map_or(1.0, |t| t.total);
-    let scale = e0.abs().max(f64::MIN_POSITIVE);
-    let mut drift = vec![series("total", ours_at(&|t| (t.total - e0) / scale))];
-    if !lammps.is_empty() {
-        let at = |k: usize| lammps.iter().map(|r| (r[0] * dt, r[k])).collect();
-        energies.push(series("LAMMPS kinetic (dashed)", at(3)));
-        energies.push(series("LAMMPS potential (dashed)", at(2)));
-        energies.push(series("LAMMPS total (dashed)", at(4)));
-        let l0 = lammps[0][4];
-        let l_scale = l0.abs().max(f64::MIN_POSITIVE);
-        drift.push(series(
-            "LAMMPS total (dashed)",
-            lammps
-                .iter()
-                .map(|r| (r[0] * dt, (r[4] - l0) / l_scale))
-                .collect(),
-        ));
-    }
-    line_plot_panels(
-        path,
-        "Lennard-Jones melt: energy per atom",
-        "time (tau)",
-        &[
-            ("energy per atom (epsilon)", &energies[..]),
-            ("(E - E0) / |E0|, total", &drift[..]),
-        ],
-        (900, 800),
-    )?;
-    Ok(())
-}
-
-/// An error if the total energy per atom moved from `first`'s by more
-/// than the larger of its kinetic and potential parts at the start (and
-/// 1 epsilon): velocity Verlet keeps it to a tiny fraction of that at any
-/// step size that integrates at all, so the run blew up (atoms that overlap
-/// in the initial state, or too large a time step). Names the step and the
-/// fastest body.
-fn explosion(sim: &Simulation, first: &Thermo, now: &Thermo) -> Result<()> {
-    let limit = first.kinetic.abs().max(first.potential.abs()).max(1.0);
-    let jump = (now.total - first.total).abs();
-    if jump <= limit {
-        return Ok(());
-    }
-    let v = sim.velocities()?;
-    let (body, speed) = v
-        .iter()
-        .map(|v| v.length())
-        .enumerate()
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .unwrap_or((0, f32::NAN));
-    Err(cli::exploded(format!(
-        "the run exploded by step {}: the total energy per atom went from {} to {} (an \
-         integrator that follows the motion keeps it within far less than {}); body {body} is \
-         the fastest (speed {speed:.3e}): atoms that overlap (or nearly) in the initial state, \
-         or too large a time step",
-        now.step,
-        g10(first.total),
-        g10(now.total),
-        g10(limit)
-    )))
-}
-
-/// LAMMPS's "MPI task timing breakdown" of the loop, `seconds` long:
-/// the engine's pair, neighbour and integrator time within the loop (its
-/// counters at the end less those at the start, which include the set-up's
-/// list build and forces), the thermo output (its sums and printing,
-/// `output`, timed by the loop), and the rest. The engine's times lie
-/// within the steps and the output's between them, so the five sections
-/// partition the loop's time by construction; builds are the loop's too
-/// (LAMMPS counts them so).
-fn timing(
-    out: &mut dyn Write,
-    before: &MdStats,
-    after: &MdStats,
-    seconds: f64,
-    output: f64,
-) -> std::io::Result<()> {
-    let pair = after.pair_seconds - before.pair_seconds;
-    let neigh = after.neighbour_seconds - before.neighbour_seconds;
-    let modify = after.integrate_seconds - before.integrate_seconds;
-    // Not below 0 but for the rounding of the differences.
-    let other = (seconds - pair - neigh - modify - output).max(0.0);
-    let total = pair + neigh + modify + output + other;
-    writeln!(out, "Section |  time (s)  | %total")?;
-    for (name, t) in [
-        ("Pair", pair),
-        ("Neigh", neigh),
-        ("Modify", modify),
-        ("Output", output),
-        ("Other", other),
-    ] {
-        writeln!(
-            out,
-            "{name:<7} | {t:10.4} | {:6.2}",
-            100.0 * t / total.max(1e-300)
-        )?;
-    }
-    let (builds, dangerous) = (
-        after.builds - before.builds,
-        after.dangerous_builds - before.dangerous_builds,
-    );
-    writeln!(
-        out,
-        "Neighbor list builds = {builds}, dangerous builds = {dangerous}, list entries per atom = \
-         {:.2} ({:.2} lanes with the padding), cells {:?}",
-        after.neighbours_per_atom, after.lanes_per_atom, after.cells
-    )?;
-    if dangerous > 0 {
-        writeln!(
-            out,
-            "note        {dangerous} of {builds} builds were dangerous: an atom had moved more \
-             than half the skin since the build before, so a pair may have come within the cutoff \
-             unlisted and its force been missed (LAMMPS's in.lj accepts this); --rebuild-every 0 \
-             rebuilds whenever an atom has moved half the skin and never misses a pair"
-        )?;
-    }
-    Ok(())
-}
-
 fn run(cli: &Cli, out: &mut dyn Write, reporter: &cli::Reporter) -> Result<()> {
-    let flags = &cli.run;
-    let [save, checkpoint, archive] = flags.outputs();
-    flags.check_outputs(&[
-        save,
-        checkpoint,
-        archive,
-        ("--plot", &cli.plot),
-        ("--dump", &cli.dump),
-        ("--rdf", &cli.rdf),
-        ("--msd", &cli.msd),
-        ("--rdf-plot", &cli.rdf_plot),
-    ])?;
-    if let Some(path) = &cli.dump
-        && path.exists()
-        && !flags.force
-    {
-        return Err(usage(format!(
-            "--dump {}: the file exists (another run's trajectory?); pass --force to replace it",
-            path.display()
-        )));
-    }
-    let mut analysis = outputs::Outputs::new(cli)?;
-    let lammps = match &cli.lammps_thermo {
-        Some(path) => read_lammps_thermo(path)?,
-        None => Vec::new(),
+    let job = MdJob {
+        run: &cli.run,
+        outputs: &cli.outputs,
+        default_steps: DEFAULT_STEPS,
+        dt: cli.system.dt,
+        rdf_cutoff: cli.cutoff,
+        rdf_pairs: Vec::new(),
+        title: "Lennard-Jones melt",
+        conserves_energy: true,
     };
-    reporter.phase("building the lattice and the neighbour lists");
-    let sim = build(cli)?;
-    let start = sim.steps_done();
-    let target = flags.steps.unwrap_or(DEFAULT_STEPS);
-    if target < start {
-        return Err(usage(format!(
-            "--steps {target} is below step {start} of the checkpoint: --steps is the step count \
-             to reach, counted from the start of the run"
-        )));
-    }
-    analysis.start(&sim)?;
-    let mut session = cli::Local::new(sim);
-    cli::open_archive(&mut session, flags)?;
-    let sim = &session.sim;
-    let w = |e: std::io::Error| anyhow::Error::new(e).context("writing the report");
-    let p = sim.params().clone();
-    // The report goes to `out` in blocks, with the progress bar out of
-    // the way; what follows the loop only once all of it succeeded.
-    let mut report = Vec::new();
-    let text = &mut report;
-    writeln!(text, "backend     {} ({})", sim.backend(), sim.method()).map_err(w)?;
-    writeln!(
-        text,
-        "system      {} atoms, {}, {}, velocity Verlet dt {}",
-        sim.len(),
-        p.boundary(),
-        p.force(),
-        p.dt_f64()
-    )
-    .map_err(w)?;
-    writeln!(
-        text,
-        "neighbours  {}",
-        neighbours_in_words(&p.neighbours(), p.force().cutoff())
-    )
-    .map_err(w)?;
-    reporter.phase("the initial thermo output");
-    let first = sim.thermo()?;
-    let mut rows = vec![first];
-    writeln!(
-        text,
-        "{:>10} {:>14} {:>14} {:>14} {:>14} {:>14}",
-        "Step", "Temp", "PotEng", "KinEng", "TotEng", "Press"
-    )
-    .map_err(w)?;
-    writeln!(text, "{}", thermo_row(&first)).map_err(w)?;
-    reporter.suspend(|| out.write_all(&report)).map_err(w)?;
-    report.clear();
-    // With --plot, samples for it at about 400 steps of the run besides
-    // the thermo output's (each costs about one force evaluation).
-    let sample = cli.plot.as_ref().map(|_| ((target - start) / 400).max(1));
-    let mut stops: Vec<u64> = [(cli.thermo > 0).then_some(cli.thermo), sample]
-        .into_iter()
-        .flatten()
-        .collect();
-    stops.extend(analysis.stops());
-    let mut output = 0.0;
-    let before = session.sim.md_stats();
-    let t = Instant::now();
-    cli::drive(
-        &mut session,
-        target,
-        flags,
-        reporter,
-        &stops,
-        |session, step| {
-            let Some(sim) = session.simulation() else {
-                bail!("the thermo output needs the simulation in this process");
-            };
-            let t = Instant::now();
-            // Frames and samples count as output, as LAMMPS's dumps do.
-            analysis.at(sim, step)?;
-            let printed = step == target || (cli.thermo > 0 && step.is_multiple_of(cli.thermo));
-            if !(printed || sample.is_some_and(|k| step.is_multiple_of(k))) {
-                output += t.elapsed().as_secs_f64();
-                return Ok(());
-            }
-            let thermo = sim.thermo()?;
-            explosion(sim, &first, &thermo)?;
-            if printed {
-                reporter
-                    .suspend(|| writeln!(out, "{}", thermo_row(&thermo)))
-                    .map_err(w)?;
-            }
-            output += t.elapsed().as_secs_f64();
-            rows.push(thermo);
-            Ok(())
-        },
-    )?;
-    let sim = &session.sim;
-    let seconds = t.elapsed().as_secs_f64();
-    let last = sim.thermo()?;
-    let steps = target - start;
-    let text = &mut report;
-    writeln!(
-        text,
-        "Loop time of {seconds:.6} on {} for {steps} steps with {} atoms",
-        sim.backend(),
-        sim.len()
-    )
-    .map_err(w)?;
-    if let (Some(before), Some(after)) = (before, sim.md_stats()) {
-        timing(text, &before, &after, seconds, output).map_err(w)?;
-    }
-    if let Some(path) = &flags.save {
-        reporter.phase("writing the state");
-        sim.save_npy(path)?;
-    }
-    analysis.finish(text)?;
-    if let Some(path) = &cli.plot {
-        reporter.phase("plotting");
-        plot(path, p.dt_f64(), &rows, &lammps)?;
-        writeln!(text, "wrote {}", path.display()).map_err(w)?;
-    }
-    let rate = if seconds > 0.0 {
-        sim.len() as f64 * steps as f64 / seconds
-    } else {
-        0.0
-    };
-    writeln!(
-        text,
-        "result backend={} atoms={} steps={steps} seconds={seconds:.6} atom_steps_per_s={rate:.6e} pe0={} etotal0={} etotal={} temp={}",
-        sim.backend().name(),
-        sim.len(),
-        g10(first.potential),
-        g10(first.total),
-        g10(last.total),
-        g10(last.temperature)
-    )
-    .map_err(w)?;
-    reporter.suspend(|| out.write_all(&report)).map_err(w)?;
-    out.flush().context("writing the report")?;
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::g10;
-
-    #[test]
-    fn g10_is_c_printf_percent_g_with_ten_digits() {
-        assert_eq!(g10(-6.773368053), "-6.773368053");
-        assert_eq!(g10(1.44), "1.44");
-        assert_eq!(g10(0.7574531032456), "0.7574531032");
-        assert_eq!(g10(-4.622361337), "-4.622361337");
-        assert_eq!(g10(32000.0), "32000");
-        assert_eq!(g10(1.5e-7), "1.5e-7");
-    }
+    md_run::run(&job, out, reporter, || build(cli))
 }

@@ -35,6 +35,12 @@
 #     deterministic ensembles follow LAMMPS's first 100 steps to 1e-4, the block means
 #     of temperature, potential energy, pressure and density agree within 3 standard
 #     errors, the conserved quantity's excursion is at most twice LAMMPS's.
+#  6. the Kob-Andersen 80:20 mixture at density 1.2 through the `md` driver (864 atoms,
+#     tests/md_driver.rs): LAMMPS run again on the committed state
+#     (scripts/peers/lammps_ka.py check, about 40 s) must give the committed NVE (2000
+#     steps) and NVT (10,000 steps) tables; md from the same state must agree at step 0
+#     to 1e-5 (relative) in pe, ke and etotal, keep NVE's max |E(t) - E(0)| within 5x of
+#     LAMMPS's either way, and give NVT block means of T and pe within 3 standard errors.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cells=${1:-6}
@@ -146,4 +152,8 @@ echo "== ensembles: LAMMPS again on the committed state, then ours against it"
   "$data/ensemble-nvt.json" "$data/ensemble-npt.json" "$data/ensemble-langevin.json" \
   "$data/ensemble-rescale.json"
 cargo test -q -p nbody-host --test md_ensemble_lammps -- --nocapture
+
+echo "== Kob-Andersen through md: LAMMPS again on the committed state, then md against it"
+"$LAMMPS_PEER_HOME/venv/bin/python" scripts/peers/lammps_ka.py check "$data/ka"
+cargo test -q -p nbody-host --test md_driver kob_andersen -- --nocapture
 echo "ci-lammps: all checks pass"

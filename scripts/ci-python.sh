@@ -19,8 +19,10 @@ echo "pip install ./nbody-py (fresh venv, $("$py" --version))"
 "$py" -m pip install -q --disable-pip-version-check ./nbody-py pytest matplotlib rebound
 "$py" -c 'import nbody; print("nbody", nbody.__version__, "CUDA:", nbody.CUDA, "CPU:", nbody.cpu_isa())'
 
-# The reference the module must equal bit for bit.
+# The reference the module must equal bit for bit (md_reference: the Rust
+# API alone on the pair-style, atom-type and ensemble tests' inputs).
 cargo build --release -q -p nbody-host --example nbody_tiled --example lj_melt
+cargo build --release -q -p nbody-py --example md_reference
 export NBODY_EXAMPLES="$root/target/release/examples"
 
 # From the tests' directory: `import nbody` is the installed package, not the sources.

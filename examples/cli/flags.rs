@@ -76,7 +76,7 @@ pub fn checkpoint_kind(params: &nbody_host::Params) -> (String, &'static str) {
         }
         Some(p) => (
             format!("{} pair-potential", p.style().name()),
-            "the library's Simulation::resume (lj_melt runs lj/cut only)",
+            "md (lj_melt runs lj/cut only)",
         ),
     }
 }

@@ -1,8 +1,6 @@
-//! `lj_melt`'s trajectory and analysis outputs (`--dump`, `--rdf`,
-//! `--rdf-plot`, `--msd`): checked before the run, fed at each stop of the
-//! stepping loop, written at the end. Included by `lj_melt.rs` with
-//! `#[path]` (its own file to keep the example under 600 lines); the `md`
-//! driver will share it.
+//! The MD examples' trajectory and analysis outputs (`--dump`, `--rdf`,
+//! `--rdf-plot`, `--msd`; `lj_melt` and `md` through `md_run.rs`): checked
+//! before the run, fed at each stop of the stepping loop, written at the end.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -12,8 +10,8 @@ use nbody_host::Simulation;
 use nbody_host::analysis::{Msd, Rdf, RdfTable};
 use nbody_host::trajectory::{Format, Frame, TrajectoryWriter, WriterOptions};
 
-use super::Cli;
-use super::cli::usage;
+use super::md_run::MdOutputFlags;
+use super::usage;
 
 /// The trajectory and analysis outputs (`--dump`, `--rdf`, `--msd`), as
 /// the command line asks for them, checked before the run.
@@ -57,7 +55,7 @@ fn read_lammps_rdf(path: &Path) -> Result<Vec<(f64, f64)>> {
 fn plot_rdf(path: &Path, table: &RdfTable, lammps: &[(f64, f64)]) -> Result<()> {
     use nbody_host::render::{EnergySeries, line_plot};
     let mut series = vec![EnergySeries {
-        label: "g(r), lj_melt".into(),
+        label: "g(r), ours".into(),
         points: table
             .r
             .iter()
@@ -73,7 +71,7 @@ fn plot_rdf(path: &Path, table: &RdfTable, lammps: &[(f64, f64)]) -> Result<()> 
     }
     line_plot(
         path,
-        "Lennard-Jones melt: radial distribution function",
+        "radial distribution function",
         ("r (sigma)", "g(r)"),
         &series,
         (900, 560),
@@ -82,8 +80,10 @@ fn plot_rdf(path: &Path, table: &RdfTable, lammps: &[(f64, f64)]) -> Result<()> 
 }
 
 impl Outputs {
-    /// Checks the flags (the format, the bins and cutoff), before any work.
-    pub fn new(cli: &Cli) -> Result<Outputs> {
+    /// Checks the flags (the format, the bins and cutoff), before any work:
+    /// `dt` the time step, `cutoff` g(r)'s without `--rdf-cutoff`, `pairs`
+    /// its type pairs (from 0; empty: all atoms).
+    pub fn new(cli: &MdOutputFlags, dt: f64, cutoff: f64, pairs: &[(u32, u32)]) -> Result<Outputs> {
         let dump = match &cli.dump {
             Some(path) => {
                 let format = Format::from_path(path).map_err(|e| usage(format!("--dump: {e}")))?;
@@ -98,7 +98,7 @@ impl Outputs {
                     unwrapped: cli.dump_unwrapped,
                     velocities: cli.dump_velocities,
                     every: cli.dump_every,
-                    dt: cli.dt,
+                    dt,
                 };
                 Some((path.clone(), format, options))
             }
@@ -106,8 +106,8 @@ impl Outputs {
         };
         let rdf = match &cli.rdf {
             Some(path) => {
-                let cutoff = cli.rdf_cutoff.unwrap_or(cli.cutoff);
-                let rdf = Rdf::new(cli.rdf_bins, cutoff, &[]).context("--rdf")?;
+                let cutoff = cli.rdf_cutoff.unwrap_or(cutoff);
+                let rdf = Rdf::new(cli.rdf_bins, cutoff, pairs).context("--rdf")?;
                 Some((path.clone(), rdf))
             }
             None => None,

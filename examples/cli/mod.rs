@@ -1,5 +1,5 @@
 //! The command line every example shares (`nbody_tiled`, `nbody_mpi`,
-//! `lj_melt`): each includes this directory with
+//! `lj_melt`, `md`): each includes this directory with
 //! `#[path = "cli/mod.rs"] mod cli;` (it is not an example itself).
 //!
 //! | file | what |
@@ -9,6 +9,8 @@
 //! | `progress.rs` | progress on stderr: a bar on a terminal, plain lines otherwise, nothing with `--quiet` |
 //! | `session.rs` | what the stepping loop drives ([`Session`]: one [`Simulation`](nbody_host::Simulation) or MPI ranks), the loop itself ([`drive`]) with checkpoints, archive records and stops |
 //! | `nbody.rs` | gravity (`nbody_tiled`, `nbody_mpi`): its flags, settings and report |
+//! | `md_run.rs` | molecular dynamics (`lj_melt`, `md`): the thermo, trajectory and analysis flags, the run loop, the LAMMPS-style report |
+//! | `lj_outputs.rs` | MD's `--dump`/`--rdf`/`--msd`: checked, fed at each stop, written |
 #![allow(
     dead_code,
     unused_imports,
@@ -28,6 +30,8 @@ macro_rules! exit_statuses_help {
 }
 
 mod flags;
+pub mod lj_outputs;
+pub mod md_run;
 pub mod nbody;
 mod progress;
 mod session;

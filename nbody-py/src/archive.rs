@@ -7,9 +7,10 @@ use nbody_host::snapshot::{self, ArchiveWriter as Writer, Snapshot};
 use numpy::{PyArray1, PyArray2, PyArrayMethods};
 use pyo3::prelude::*;
 
+use crate::arrays::rows_array;
 use crate::errors::{err, invalid, raise, to_py};
 use crate::options;
-use crate::run::{Run, is_short_range, rows_array};
+use crate::run::{Run, is_short_range};
 
 /// An archive opened for reading (``nbody_tiled --archive``, ``lj_melt
 /// --archive``, ``ArchiveWriter``): ``len(a)``, ``a[i]`` (negative from the
@@ -207,8 +208,9 @@ impl Record {
         ))
     }
 
-    /// Continue the run from this record: an ``nbody.Simulation`` (gravity)
-    /// or ``nbody.LennardJones``, at this step and time, bit-identical to the
+    /// Continue the run from this record: an ``nbody.Simulation`` (gravity),
+    /// ``nbody.LennardJones`` (one type of ``lj/cut``) or ``nbody.MD`` (the
+    /// other pair laws), at this step and time, bit-identical to the
     /// run that wrote it on the same (deterministic) backend.
     #[pyo3(signature = (backend = "auto"))]
     fn simulation(&self, py: Python<'_>, backend: &str) -> PyResult<Py<PyAny>> {
@@ -274,8 +276,8 @@ impl ArchiveWriter {
         Ok(ArchiveWriter { writer })
     }
 
-    /// Append the simulation's current state (``nbody.Simulation`` or
-    /// ``nbody.LennardJones``).
+    /// Append the simulation's current state (``nbody.Simulation``,
+    /// ``nbody.MD`` or ``nbody.LennardJones``).
     fn append(&mut self, py: Python<'_>, sim: PyRef<'_, Run>) -> PyResult<()> {
         let (writer, sim) = (&mut self.writer, &sim.sim);
         py.detach(|| writer.append(sim)).map_err(err)
@@ -294,9 +296,9 @@ impl ArchiveWriter {
 
 /// `sim` as the Python class of its force law.
 fn wrap_any(py: Python<'_>, sim: nbody_host::Simulation) -> PyResult<Py<PyAny>> {
-    Ok(if is_short_range(sim.params().force()) {
-        crate::md::LennardJones::wrap(py, sim)?.into_any()
-    } else {
-        crate::gravity::Simulation::wrap(py, sim)?.into_any()
+    Ok(match crate::run::class_name(sim.params().force()) {
+        "Simulation" => crate::gravity::Simulation::wrap(py, sim)?.into_any(),
+        "LennardJones" => crate::md::LennardJones::wrap(py, sim)?.into_any(),
+        _ => crate::md::MD::wrap(py, sim)?.into_any(),
     })
 }

@@ -2,13 +2,16 @@
 
 use std::path::PathBuf;
 
-use nbody_host::Simulation as Sim;
+use nbody_host::glam::DVec3;
+use nbody_host::{HermiteSettings, Integrator, Precision, Simulation as Sim};
+use numpy::{PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
-use pyo3::types::PyType;
+use pyo3::types::{PyDict, PyType};
 
-use crate::errors::to_py;
+use crate::arrays::bodies_from;
+use crate::errors::{invalid, to_py};
 use crate::options;
-use crate::run::{Run, bodies_from, resume, warn_if_cpu};
+use crate::run::{Run, resume, warn_if_cpu};
 
 /// A direct-summation N-body simulation with softened gravity.
 ///
@@ -17,8 +20,14 @@ use crate::run::{Run, bodies_from, resume, warn_if_cpu};
 /// changes). ``softening`` (Plummer length), ``dt``, ``G``: as the Rust
 /// library's defaults, NVIDIA Warp's N-body example's. ``kernel``: ``"simt"``,
 /// ``"tiled"`` or ``"triangle"`` (``block`` threads per block on a GPU);
-/// ``integrator``: ``"euler"`` (semi-implicit) or ``"leapfrog"``;
-/// ``backend``: ``"auto"`` (CUDA if built in and present, else the CPU, which
+/// ``integrator``: ``"euler"`` (semi-implicit), ``"leapfrog"`` or
+/// ``"hermite"`` (4th-order Hermite with block time steps, collisional
+/// runs: ``eta`` (Aarseth's accuracy parameter, default 0.02), ``eta_s``
+/// (the starting criterion's, default ``eta / 20``), ``precision``
+/// (``"f64"`` or ``"mixed"``, the force's); its state is float64: the
+/// bodies taken as float64 exactly, ``bodies`` a float64 array, ``dt`` the
+/// synchronisation interval, default 0.125; ``stats()`` its block steps);
+/// ``dt`` defaults to 0.01 otherwise; ``backend``: ``"auto"`` (CUDA if built in and present, else the CPU, which
 /// a ``BackendWarning`` says once), ``"cpu"``, ``"cpu:ISA"``, ``"cuda"``,
 /// ``"cuda:N"`` or ``"emulator"``. Same inputs, same bits as the Rust API.
 #[pyclass(extends = Run, module = "nbody")]
@@ -37,7 +46,7 @@ impl Simulation {
 #[pymethods]
 impl Simulation {
     #[new]
-    #[pyo3(signature = (bodies, softening = 0.1, dt = 0.01, G = 1.0, kernel = "tiled", integrator = "euler", backend = "auto", block = None))]
+    #[pyo3(signature = (bodies, softening = 0.1, dt = None, G = 1.0, kernel = "tiled", integrator = "euler", backend = "auto", block = None, eta = None, eta_s = None, precision = None))]
     #[allow(
         non_snake_case,
         reason = "G is the gravitational constant's name, as in the issue's API"
@@ -50,21 +59,71 @@ impl Simulation {
         py: Python<'_>,
         bodies: &Bound<'_, PyAny>,
         softening: f64,
-        dt: f64,
+        dt: Option<f64>,
         G: f64,
         kernel: &str,
         integrator: &str,
         backend: &str,
         block: Option<u32>,
+        eta: Option<f64>,
+        eta_s: Option<f64>,
+        precision: Option<&str>,
     ) -> PyResult<PyClassInitializer<Simulation>> {
-        let bodies = bodies_from(py, bodies, "bodies", false)?;
+        let integrator = match options::integrator(py, integrator)? {
+            Integrator::Hermite(_) => {
+                Integrator::Hermite(hermite_settings(py, eta, eta_s, precision)?)
+            }
+            fixed => {
+                for (name, given) in [
+                    ("eta", eta.is_some()),
+                    ("eta_s", eta_s.is_some()),
+                    ("precision", precision.is_some()),
+                ] {
+                    if given {
+                        return Err(invalid(
+                            py,
+                            format!(
+                                "{name} is a setting of integrator=\"hermite\" (this run integrates with {:?})",
+                                fixed.name()
+                            ),
+                        ));
+                    }
+                }
+                fixed
+            }
+        };
+        let hermite = integrator.hermite().is_some();
+        let builder = if hermite {
+            let array = py
+                .import("nbody._bodies")?
+                .getattr("as_bodies64")?
+                .call1((bodies, "bodies"))?;
+            let array: PyReadonlyArray2<'_, f64> = array.extract()?;
+            let n = array.shape()[0];
+            let rows = array
+                .as_slice()
+                .map_err(|e| invalid(py, format!("bodies: {e}")))?;
+            let (mut pos, mut vel, mut mass) = (
+                Vec::with_capacity(n),
+                Vec::with_capacity(n),
+                Vec::with_capacity(n),
+            );
+            for r in rows.chunks_exact(7) {
+                pos.push(DVec3::new(r[0], r[1], r[2]));
+                vel.push(DVec3::new(r[3], r[4], r[5]));
+                mass.push(r[6]);
+            }
+            Sim::builder_f64(&pos, &vel, &mass).map_err(|e| to_py(py, e))?
+        } else {
+            Sim::builder(bodies_from(py, bodies, "bodies", false)?)
+        };
         let asked = options::backend(py, backend)?;
-        let builder = Sim::builder(bodies)
+        let builder = builder
             .softening(softening)
-            .dt(dt)
+            .dt(dt.unwrap_or(if hermite { 0.125 } else { 0.01 }))
             .gravitational_constant(G)
             .kernel(options::kernel(py, kernel, block)?)
-            .integrator(options::integrator(py, integrator)?)
+            .integrator(integrator)
             .backend(asked);
         let sim = py.detach(|| builder.build()).map_err(|e| to_py(py, e))?;
         warn_if_cpu(py, asked, &sim)?;
@@ -128,10 +187,47 @@ impl Simulation {
         slf.as_super().sim.params().kernel().block()
     }
 
-    /// ``"euler"`` or ``"leapfrog"``.
+    /// ``"euler"``, ``"leapfrog"`` or ``"hermite"``.
     #[getter]
     fn integrator(slf: PyRef<'_, Self>) -> &'static str {
         slf.as_super().sim.params().integrator().name()
+    }
+
+    /// Hermite's accuracy parameter ``eta`` (``None`` for the other integrators).
+    #[getter]
+    fn eta(slf: PyRef<'_, Self>) -> Option<f64> {
+        let h = slf.as_super().sim.params().integrator().hermite();
+        h.map(|h| h.eta())
+    }
+
+    /// Hermite's starting criterion's ``eta_s`` (``None`` for the other integrators).
+    #[getter]
+    fn eta_s(slf: PyRef<'_, Self>) -> Option<f64> {
+        let h = slf.as_super().sim.params().integrator().hermite();
+        h.map(|h| h.eta_s())
+    }
+
+    /// Hermite's force precision, ``"f64"`` or ``"mixed"`` (``None`` for the
+    /// other integrators).
+    #[getter]
+    fn precision(slf: PyRef<'_, Self>) -> Option<&'static str> {
+        let h = slf.as_super().sim.params().integrator().hermite();
+        h.map(|h| h.precision().name())
+    }
+
+    /// A Hermite run's work so far: ``block_steps`` (force evaluations of
+    /// an active block), ``force_evals`` (bodies evaluated, summed over the
+    /// block steps), ``mean_block`` (their ratio, 0 before the first);
+    /// ``None`` for the fixed-step integrators.
+    fn stats<'py>(slf: PyRef<'_, Self>, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(s) = slf.as_super().sim.hermite_stats() else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        d.set_item("block_steps", s.block_steps)?;
+        d.set_item("force_evals", s.force_evals)?;
+        d.set_item("mean_block", s.mean_block())?;
+        Ok(Some(d))
     }
 
     /// A second, independent simulation in the same state on an engine of
@@ -158,6 +254,34 @@ impl Simulation {
             sim.backend().to_string()
         )
     }
+}
+
+/// Hermite's settings from the keywords: `eta` (default 0.02), `eta_s`
+/// (default `eta / 20`), `precision` (default f64), each checked by the
+/// library (its error names the value).
+fn hermite_settings(
+    py: Python<'_>,
+    eta: Option<f64>,
+    eta_s: Option<f64>,
+    precision: Option<&str>,
+) -> PyResult<HermiteSettings> {
+    let mut settings = match eta {
+        Some(eta) => HermiteSettings::new(eta).map_err(|e| to_py(py, e))?,
+        None => HermiteSettings::default(),
+    };
+    if let Some(eta_s) = eta_s {
+        settings = settings.with_eta_s(eta_s).map_err(|e| to_py(py, e))?;
+    }
+    if let Some(name) = precision {
+        let p = Precision::from_name(name).ok_or_else(|| {
+            invalid(
+                py,
+                format!("precision = {name:?}: must be \"f64\" or \"mixed\""),
+            )
+        })?;
+        settings = settings.with_precision(p);
+    }
+    Ok(settings)
 }
 
 /// Kinetic, potential and total energy (float64 sums).

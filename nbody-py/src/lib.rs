@@ -5,7 +5,9 @@
 //! | --- | --- |
 //! | `run.rs` | `Run`, the base of both simulations: the state as one `(N, 7)` array, stepping in batches with the GIL released and Ctrl-C between batches, checkpoints |
 //! | `gravity.rs` | `Simulation`: softened gravity |
-//! | `md.rs` | `LennardJones`: short-range molecular dynamics in a periodic box |
+//! | `md.rs` | `MD`: short-range molecular dynamics in a periodic box (pair styles, atom types, ensembles); `LennardJones`, its one-type `lj/cut` case |
+//! | `md_input.rs` | `MD`'s keywords as the library's types: LAMMPS's words for `PairSpec`, types from 1, ensembles, neighbours, the box |
+//! | `arrays.rs` | input rows as `Bodies`, the state array's filling, new arrays of bodies |
 //! | `archive.rs` | `Archive`, `Record`, `ArchiveWriter`: the snapshot archive |
 //! | `errors.rs` | library errors as the `nbody.Error` hierarchy (defined in `python/nbody/_errors.py`) |
 //! | `options.rs` | the names Python passes for backends, kernels, integrators, lists |
@@ -18,9 +20,11 @@ use numpy::PyArray2;
 use pyo3::prelude::*;
 
 mod archive;
+mod arrays;
 mod errors;
 mod gravity;
 mod md;
+mod md_input;
 mod options;
 mod run;
 
@@ -30,6 +34,7 @@ fn _nbody(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<run::Run>()?;
     m.add_class::<gravity::Simulation>()?;
     m.add_class::<gravity::Energy>()?;
+    m.add_class::<md::MD>()?;
     m.add_class::<md::LennardJones>()?;
     m.add_class::<archive::Archive>()?;
     m.add_class::<archive::Record>()?;
@@ -62,7 +67,7 @@ fn initial_conditions<'py>(
     let bodies = py
         .detach(|| setup.generate(n, seed))
         .map_err(|e| errors::to_py(py, e))?;
-    run::rows_array(py, &bodies)
+    arrays::rows_array(py, &bodies)
 }
 
 /// LAMMPS's `lattice fcc` + `velocity create`: `ic::fcc_lattice`, as the
@@ -78,7 +83,7 @@ fn fcc_lattice<'py>(
     let (atoms, boundary) =
         ic::fcc_lattice(cells, density, temperature, seed).map_err(|e| errors::to_py(py, e))?;
     let side = boundary.lengths().map_or(0.0, |l| l[0]);
-    Ok((run::rows_array(py, &atoms)?, side))
+    Ok((arrays::rows_array(py, &atoms)?, side))
 }
 
 /// The instruction set the CPU backend uses on this machine by default

@@ -1,17 +1,21 @@
-//! `nbody.LennardJones`: short-range molecular dynamics in a periodic box
-//! (LAMMPS's `units lj`, `pair_style lj/cut`, velocity Verlet).
+//! `nbody.MD`: short-range molecular dynamics in a periodic box (LAMMPS's
+//! `units lj`, velocity Verlet): any pair style and atom types (LAMMPS's
+//! `pair_style` / `pair_coeff` / `pair_modify` through `PairSpec`), an
+//! ensemble (`EnsembleFlags`); and its special case `nbody.LennardJones`
+//! (one type, `lj/cut`, NVE), a subclass.
 
 use std::path::PathBuf;
 
-use nbody_host::md::{CellList, Rebuild};
-use nbody_host::{Boundary, ForceLaw, Integrator, Neighbours, Simulation as Sim, Thermo};
+use nbody_host::pair::PairSpec;
+use nbody_host::{ForceLaw, Simulation as Sim, Thermo};
 use numpy::{PyArray1, PyArray2, PyArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyType};
 
+use crate::arrays::bodies_from;
 use crate::errors::{err, invalid, to_py};
-use crate::options;
-use crate::run::{Run, bodies_from, resume};
+use crate::md_input::{boundary, build_md, ensemble_from, neighbours_from, types_from, words};
+use crate::run::{Run, resume};
 
 /// Lennard-Jones atoms in a periodic box: LAMMPS's ``in.lj`` melt and its kin.
 ///
@@ -26,34 +30,54 @@ use crate::run::{Run, bodies_from, resume};
 /// (O(N^2), any box), ``"auto"`` (cells where ``r_c + skin <= L/2``, with
 /// the library's default skin and lists); ``backend``: as
 /// ``Simulation``'s (``"auto"`` runs Lennard-Jones on the CPU).
-#[pyclass(extends = Run, module = "nbody")]
+#[pyclass(extends = MD, module = "nbody")]
 pub(crate) struct LennardJones {}
 
 impl LennardJones {
     /// `sim` wrapped for Python.
     pub(crate) fn wrap(py: Python<'_>, sim: Sim) -> PyResult<Py<LennardJones>> {
-        Py::new(
-            py,
-            PyClassInitializer::from(Run::new(sim)).add_subclass(LennardJones {}),
-        )
+        Py::new(py, MD::init(sim).add_subclass(LennardJones {}))
     }
 }
 
-/// `box=` as the library's periodic box.
-fn boundary(py: Python<'_>, b: &Bound<'_, PyAny>) -> PyResult<Boundary> {
-    if let Ok(l) = b.extract::<f64>() {
-        return Ok(Boundary::cubic(l));
+/// Short-range molecular dynamics in a periodic box (LAMMPS's ``units lj``,
+/// velocity Verlet): any pair style, atom types, an ensemble.
+///
+/// ``bodies``: ``(N, 7)``, columns ``x y z vx vy vz m`` (as ``Simulation``);
+/// ``box``: ``L`` (cubic ``[0, L)^3``) or ``(Lx, Ly, Lz)``; ``pair``:
+/// LAMMPS's ``pair_style`` arguments, a string (``"lj/cut 2.5"``) or a
+/// tuple (``("morse", 2.5)``): ``lj/cut`` (or ``lj``), ``lj/smooth/linear``,
+/// ``morse``, ``soft``, ``born``, ``buck``, ``yukawa KAPPA [CUTOFF]``,
+/// ``table linear N``, ``wca``; ``pair_coeff``: a list of LAMMPS's
+/// ``pair_coeff`` lines, each a tuple ``(I, J, coefficients..., [cutoff])``
+/// or a string, type numbers from 1 as in LAMMPS (``*`` ranges too);
+/// ``pair_modify``: ``"shift yes"``, ``"mix arithmetic"`` (or a tuple of
+/// words); ``types``: each atom's type, an int array numbered from 1 as in
+/// LAMMPS (default: all 1; the run has as many types as the highest named
+/// here or in ``pair_coeff``); ``ensemble``: ``"nve"`` (default),
+/// ``"nvt"`` (``temp_target``, ``tdamp``), ``"langevin"`` (``temp_target``,
+/// ``tdamp`` as the damping time, ``seed``), ``"rescale"``
+/// (``temp_target``), ``"npt"`` (``temp_target``, ``tdamp``,
+/// ``press_target``, ``pdamp``), LAMMPS's fixes with chains of 3; or an
+/// object of ``nbody.ensembles`` (``nbody.NVT(temp, tdamp, chain=3)``,
+/// ``Langevin``, ``Rescale``, ``NPT``, ``NVE``: the Rust variants' fields);
+/// ``skin``, ``dt``, ``rebuild_every``, ``lists``, ``neighbours``,
+/// ``backend``: as ``LennardJones``'s. Every bad value (unknown style,
+/// type, missing coefficient, ensemble setting) raises
+/// ``InvalidInputError`` (a ``ValueError``) with the library's message.
+#[pyclass(extends = Run, subclass, module = "nbody")]
+pub(crate) struct MD {}
+
+impl MD {
+    /// The initializer of an `MD` around `sim`.
+    fn init(sim: Sim) -> PyClassInitializer<MD> {
+        PyClassInitializer::from(Run::new(sim)).add_subclass(MD {})
     }
-    if let Ok(lengths) = b.extract::<[f64; 3]>() {
-        return Ok(Boundary::Periodic { lengths });
+
+    /// `sim` wrapped for Python.
+    pub(crate) fn wrap(py: Python<'_>, sim: Sim) -> PyResult<Py<MD>> {
+        Py::new(py, MD::init(sim))
     }
-    Err(invalid(
-        py,
-        format!(
-            "box = {}: must be the side L of a cubic box or three lengths (Lx, Ly, Lz)",
-            b.repr()?
-        ),
-    ))
 }
 
 /// `x` as `lj_melt` and LAMMPS print it: ten significant digits (`%.10g`),
@@ -66,7 +90,8 @@ fn printed(x: f64) -> f64 {
     format!("{x:.9e}").parse().unwrap_or(x)
 }
 
-/// The thermo dict: `step temp pe ke etotal press` (+ `atoms`, `virial`).
+/// The thermo dict: `step temp pe ke etotal press` (+ `atoms`, `virial`,
+/// and the ensemble's `coupling`, `conserved`, `volume`, `density`).
 fn thermo_dict<'py>(py: Python<'py>, t: &Thermo, exact: bool) -> PyResult<Bound<'py, PyDict>> {
     let f = |x: f64| if exact { x } else { printed(x) };
     let d = PyDict::new(py);
@@ -78,6 +103,10 @@ fn thermo_dict<'py>(py: Python<'py>, t: &Thermo, exact: bool) -> PyResult<Bound<
     d.set_item("press", t.pressure.map(f))?;
     d.set_item("atoms", t.atoms)?;
     d.set_item("virial", f(t.virial))?;
+    d.set_item("coupling", f(t.coupling))?;
+    d.set_item("conserved", f(t.conserved))?;
+    d.set_item("volume", t.volume.map(f))?;
+    d.set_item("density", t.density.map(f))?;
     Ok(d)
 }
 
@@ -106,38 +135,11 @@ impl LennardJones {
     ) -> PyResult<PyClassInitializer<LennardJones>> {
         let bodies = bodies_from(py, bodies, "bodies", false)?;
         let boundary = boundary(py, r#box)?;
-        let rebuild = match rebuild_every {
-            0 => Rebuild::Auto,
-            k => Rebuild::Every(k),
-        };
-        let cells = Neighbours::Cells(CellList {
-            rebuild,
-            lists: options::lists(py, lists)?,
-            ..CellList::new(skin)
-        });
-        let neighbours = match neighbours {
-            "cells" => cells,
-            "all-pairs" => Neighbours::AllPairs,
-            "auto" => Neighbours::Auto,
-            _ => {
-                return Err(invalid(
-                    py,
-                    format!(
-                        "neighbours = {neighbours:?}: must be \"cells\", \"all-pairs\" or \"auto\""
-                    ),
-                ));
-            }
-        };
+        let neighbours = neighbours_from(py, neighbours, skin, rebuild_every, lists)?;
         let force = ForceLaw::lennard_jones(epsilon, sigma, cutoff, shift).map_err(err)?;
-        let builder = Sim::builder(bodies)
-            .force(force)
-            .boundary(boundary)
-            .neighbours(neighbours)
-            .integrator(Integrator::VELOCITY_VERLET)
-            .dt(dt)
-            .backend(options::backend(py, backend)?);
-        let sim = py.detach(|| builder.build()).map_err(|e| to_py(py, e))?;
-        Ok(PyClassInitializer::from(Run::new(sim)).add_subclass(LennardJones {}))
+        let builder = Sim::builder(bodies).force(force);
+        let sim = build_md(py, builder, boundary, neighbours, dt, backend)?;
+        Ok(MD::init(sim).add_subclass(LennardJones {}))
     }
 
     /// Continue a Lennard-Jones run from its checkpoint (image counters and
@@ -152,6 +154,147 @@ impl LennardJones {
     ) -> PyResult<Py<LennardJones>> {
         let sim = resume(py, &path, backend, true)?;
         LennardJones::wrap(py, sim)
+    }
+
+    fn __repr__(slf: PyRef<'_, Self>) -> String {
+        let sim = &slf.as_super().as_super().sim;
+        let p = sim.params();
+        format!(
+            "nbody.LennardJones(N={}, {}, {}, t={}, steps_done={}, dt={}, backend={:?})",
+            sim.len(),
+            p.boundary(),
+            p.force(),
+            sim.time(),
+            sim.steps_done(),
+            p.dt_f64(),
+            sim.backend().to_string()
+        )
+    }
+}
+
+#[pymethods]
+impl MD {
+    #[new]
+    #[pyo3(signature = (bodies, r#box, pair, pair_coeff = None, pair_modify = None, types = None, skin = 0.3, dt = 0.005, ensemble = None, temp_target = None, tdamp = None, press_target = None, pdamp = None, seed = None, rebuild_every = 0, lists = "auto", neighbours = "cells", backend = "auto"))]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the Python constructor's keywords"
+    )]
+    fn new(
+        py: Python<'_>,
+        bodies: &Bound<'_, PyAny>,
+        r#box: &Bound<'_, PyAny>,
+        pair: &Bound<'_, PyAny>,
+        pair_coeff: Option<&Bound<'_, PyAny>>,
+        pair_modify: Option<&Bound<'_, PyAny>>,
+        types: Option<&Bound<'_, PyAny>>,
+        skin: f64,
+        dt: f64,
+        ensemble: Option<&Bound<'_, PyAny>>,
+        temp_target: Option<f64>,
+        tdamp: Option<f64>,
+        press_target: Option<f64>,
+        pdamp: Option<f64>,
+        seed: Option<u64>,
+        rebuild_every: u32,
+        lists: &str,
+        neighbours: &str,
+        backend: &str,
+    ) -> PyResult<PyClassInitializer<MD>> {
+        let bodies = bodies_from(py, bodies, "bodies", false)?;
+        let boundary = boundary(py, r#box)?;
+        let mut spec =
+            PairSpec::parse_lammps(&words(py, "pair", pair)?).map_err(|e| to_py(py, e))?;
+        if let Some(lines) = pair_coeff {
+            let lines: Vec<Bound<'_, PyAny>> = if lines.extract::<String>().is_ok() {
+                vec![lines.clone()]
+            } else {
+                lines
+                    .try_iter()
+                    .map_err(|_| {
+                        invalid(
+                            py,
+                            "pair_coeff: must be a list of pair_coeff lines (tuples or strings)"
+                                .into(),
+                        )
+                    })?
+                    .collect::<PyResult<_>>()?
+            };
+            for line in &lines {
+                spec.pair_coeff(&words(py, "pair_coeff", line)?)
+                    .map_err(|e| to_py(py, e))?;
+            }
+        }
+        if let Some(modify) = pair_modify {
+            spec.pair_modify(&words(py, "pair_modify", modify)?)
+                .map_err(|e| to_py(py, e))?;
+        }
+        let types = match types {
+            Some(t) => types_from(py, t)?,
+            None => Vec::new(),
+        };
+        let count = types
+            .iter()
+            .map(|t| t + 1)
+            .max()
+            .unwrap_or(1)
+            .max(spec.highest_type())
+            .max(1);
+        let potential = spec.build(count).map_err(|e| to_py(py, e))?;
+        let nve = pyo3::types::PyString::new(py, "nve").into_any();
+        let ensemble = ensemble_from(
+            py,
+            ensemble.unwrap_or(&nve),
+            temp_target,
+            tdamp,
+            press_target,
+            pdamp,
+            seed,
+        )?;
+        let neighbours = neighbours_from(py, neighbours, skin, rebuild_every, lists)?;
+        let builder = Sim::builder(bodies)
+            .force(ForceLaw::Pair(potential))
+            .types(types)
+            .ensemble(ensemble);
+        let sim = build_md(py, builder, boundary, neighbours, dt, backend)?;
+        Ok(MD::init(sim))
+    }
+
+    /// Continue a short-range run from its checkpoint (pair potential, atom
+    /// types, ensemble state, image counters and lists included:
+    /// bit-identical on the CPU).
+    #[classmethod]
+    #[pyo3(signature = (path, backend = "auto"))]
+    fn load_checkpoint(
+        _cls: &Bound<'_, PyType>,
+        py: Python<'_>,
+        path: PathBuf,
+        backend: &str,
+    ) -> PyResult<Py<MD>> {
+        let sim = resume(py, &path, backend, true)?;
+        MD::wrap(py, sim)
+    }
+
+    /// Each atom's type, ``(N,)`` int32 (a new array), numbered from 1 as
+    /// in LAMMPS.
+    #[getter]
+    fn types<'py>(slf: PyRef<'_, Self>, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<i32>>> {
+        let types = slf.as_super().sim.types().map_err(err)?;
+        let lammps: Vec<i32> = types.iter().map(|&t| t as i32 + 1).collect();
+        Ok(PyArray1::from_vec(py, lammps))
+    }
+
+    /// The ensemble's name: ``"nve"``, ``"nvt"``, ``"langevin"``,
+    /// ``"rescale"`` or ``"npt"``.
+    #[getter]
+    fn ensemble(slf: PyRef<'_, Self>) -> &'static str {
+        slf.as_super().sim.params().ensemble().name()
+    }
+
+    /// The pair potential in words (style, types, coefficients).
+    #[getter]
+    fn pair(slf: PyRef<'_, Self>) -> String {
+        slf.as_super().sim.params().force().to_string()
     }
 
     /// LAMMPS's thermo output of the current state (``thermo_style custom
@@ -228,10 +371,11 @@ impl LennardJones {
         let sim = &slf.as_super().sim;
         let p = sim.params();
         format!(
-            "nbody.LennardJones(N={}, {}, {}, t={}, steps_done={}, dt={}, backend={:?})",
+            "nbody.MD(N={}, {}, {}, ensemble={:?}, t={}, steps_done={}, dt={}, backend={:?})",
             sim.len(),
             p.boundary(),
             p.force(),
+            p.ensemble().name(),
             sim.time(),
             sim.steps_done(),
             p.dt_f64(),

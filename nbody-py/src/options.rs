@@ -49,14 +49,15 @@ pub(crate) fn kernel(py: Python<'_>, name: &str, block: Option<u32>) -> PyResult
     })
 }
 
-/// `"euler"` (semi-implicit, Warp's example's), `"leapfrog"`, or its MD
-/// name `"velocity-verlet"`.
+/// `"euler"` (semi-implicit, Warp's example's), `"leapfrog"`, its MD
+/// name `"velocity-verlet"`, or `"hermite"` (default settings; the
+/// constructor sets them).
 pub(crate) fn integrator(py: Python<'_>, name: &str) -> PyResult<Integrator> {
     Integrator::from_name(name).ok_or_else(|| {
         invalid(
             py,
             format!(
-                "integrator = {name:?}: must be \"euler\", \"leapfrog\" or \"velocity-verlet\""
+                "integrator = {name:?}: must be \"euler\", \"leapfrog\", \"velocity-verlet\" or \"hermite\""
             ),
         )
     })

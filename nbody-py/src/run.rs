@@ -10,19 +10,23 @@
 //! `positions`, `velocities`, `masses` as views of it). After a step the
 //! array is refreshed at once if anybody holds it or a view of it
 //! (its reference count says so), else on the next read: a loop of
-//! `step(1)` calls that reads nothing copies nothing.
+//! `step(1)` calls that reads nothing copies nothing. A Hermite run keeps
+//! its state in f64, and its array is float64 (`Simulation::positions_f64`
+//! and kin); every other run's is float32.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use nbody_host::glam::Vec3;
 use nbody_host::snapshot::Checkpoint;
-use nbody_host::{Backend, Bodies, Body, Error, ForceLaw, Simulation};
-use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
+use nbody_host::{Backend, Body, Error, ForceLaw, Simulation};
+use numpy::{
+    PyArray1, PyArray2, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods,
+};
 use pyo3::prelude::*;
 use pyo3::types::{IntoPyDict, PySlice};
 
+use crate::arrays::{bodies_from, f64_dtype, fill, row};
 use crate::errors::{err, invalid, raise, to_py};
 use crate::options;
 
@@ -35,8 +39,9 @@ const BATCH_TIME: Duration = Duration::from_millis(20);
 #[pyclass(subclass, module = "nbody")]
 pub(crate) struct Run {
     pub(crate) sim: Simulation,
-    /// The `(N, 7)` state array handed out, once asked for.
-    buffer: Option<Py<PyArray2<f32>>>,
+    /// The `(N, 7)` state array handed out, once asked for (float64 for a
+    /// Hermite run, float32 otherwise).
+    buffer: Option<Py<PyUntypedArray>>,
     /// Whether `buffer` holds the current state.
     fresh: bool,
 }
@@ -96,7 +101,9 @@ impl Run {
             return Ok(());
         };
         let buffer = buffer.bind(py);
-        if buffer.shape()[0] != self.sim.len() {
+        if buffer.shape()[0] != self.sim.len()
+            || buffer.dtype().is_equiv_to(&f64_dtype(py)) != self.is_f64()
+        {
             self.buffer = None;
         } else {
             // SAFETY: a live object (we hold a strong reference to it), read
@@ -109,13 +116,27 @@ impl Run {
         Ok(())
     }
 
-    /// The state array, current.
-    pub(crate) fn state<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
+    /// Whether the state is f64 (a Hermite run).
+    pub(crate) fn is_f64(&self) -> bool {
+        self.sim.params().integrator().hermite().is_some()
+    }
+
+    /// The state array, current: float64 for a Hermite run (its own f64
+    /// state), float32 otherwise.
+    pub(crate) fn state<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyUntypedArray>> {
         let n = self.sim.len();
         let buffer = match &self.buffer {
             Some(buffer) => buffer.bind(py).clone(),
             None => {
-                let buffer = PyArray2::<f32>::zeros(py, [n, 7], false);
+                let buffer = if self.is_f64() {
+                    PyArray2::<f64>::zeros(py, [n, 7], false)
+                        .as_untyped()
+                        .clone()
+                } else {
+                    PyArray2::<f32>::zeros(py, [n, 7], false)
+                        .as_untyped()
+                        .clone()
+                };
                 buffer.call_method("setflags", (), Some(&[("write", false)].into_py_dict(py)?))?;
                 self.buffer = Some(buffer.clone().unbind());
                 self.fresh = false;
@@ -123,25 +144,27 @@ impl Run {
             }
         };
         if !self.fresh {
-            let bodies = self.sim.bodies().map_err(err)?;
-            let out = buffer.data();
-            for (i, ((p, v), m)) in bodies
-                .positions
-                .iter()
-                .zip(&bodies.velocities)
-                .zip(&bodies.masses)
-                .enumerate()
-            {
-                for (j, x) in [p.x, p.y, p.z, v.x, v.y, v.z, *m].into_iter().enumerate() {
-                    // SAFETY: `buffer` is the C-contiguous (n, 7) float32
-                    // array made above (its length checked by `moved` after
-                    // every change of n), so 7 i + j < 7 n is in bounds; it
-                    // is ours and read-only to Python, no Rust reference to
-                    // its data exists, and we hold the GIL (numpy code that
-                    // reads it with the GIL released in another thread sees
-                    // the update as it would an in-place numpy operation).
-                    unsafe { out.add(7 * i + j).write(x) };
-                }
+            if self.is_f64() {
+                let (p, v, m) = (
+                    self.sim.positions_f64().map_err(err)?,
+                    self.sim.velocities_f64().map_err(err)?,
+                    self.sim.masses_f64().map_err(err)?,
+                );
+                let rows = p
+                    .iter()
+                    .zip(&v)
+                    .zip(&m)
+                    .map(|((p, v), m)| [p.x, p.y, p.z, v.x, v.y, v.z, *m]);
+                fill(buffer.cast::<PyArray2<f64>>()?, rows);
+            } else {
+                let bodies = self.sim.bodies().map_err(err)?;
+                let rows = bodies
+                    .positions
+                    .iter()
+                    .zip(&bodies.velocities)
+                    .zip(&bodies.masses)
+                    .map(|((p, v), m)| [p.x, p.y, p.z, v.x, v.y, v.z, *m]);
+                fill(buffer.cast::<PyArray2<f32>>()?, rows);
             }
             self.fresh = true;
         }
@@ -157,6 +180,29 @@ impl Run {
     ) -> PyResult<Bound<'py, PyAny>> {
         let state = self.state(py)?;
         state.get_item((PySlice::full(py), PySlice::new(py, from, to, 1)))
+    }
+
+    /// Hermite's `integrate_to`: the whole intervals of `dt` before `t`
+    /// (the library's count: one f64 addition of `dt` per interval) in
+    /// interruptible batches, then the library's `integrate_to(t)` for the
+    /// shorter last one, so the run ends at `t` with the library's bits.
+    fn integrate_to_exactly(&mut self, py: Python<'_>, t: f64) -> PyResult<u64> {
+        let (now, dt) = (self.sim.time(), self.sim.params().dt_f64());
+        let mut whole = 0u64;
+        if t.is_finite() && now <= t && ((t - now) / dt) < 1e15 {
+            let mut time = now;
+            while time + dt <= t && time + dt > time {
+                time += dt;
+                whole += 1;
+            }
+        }
+        self.advance(py, whole)?;
+        let sim = &mut self.sim;
+        let last = py.detach(|| sim.integrate_to(t));
+        let refreshed = self.moved(py);
+        let last = last.map_err(|e| to_py(py, e))?;
+        refreshed?;
+        Ok(whole + last)
     }
 
     /// The number of steps `Simulation::integrate_to(t)` takes, with its
@@ -214,7 +260,13 @@ pub(crate) fn resume(
             ),
         ));
     }
-    let mut builder = Simulation::from_checkpoint(checkpoint).backend(asked);
+    // A Hermite run goes on from its f64 state, which only
+    // `Simulation::resume` reads.
+    let resumed = match checkpoint.params.integrator().hermite() {
+        Some(_) => Simulation::resume(path).map_err(|e| to_py(py, e))?,
+        None => Simulation::from_checkpoint(checkpoint),
+    };
+    let mut builder = resumed.backend(asked);
     if let Some(md) = md {
         builder = builder.md_state(md);
     }
@@ -230,12 +282,15 @@ pub(crate) fn is_short_range(force: &ForceLaw) -> bool {
     !matches!(force, ForceLaw::Gravity(_))
 }
 
-/// The Python class that runs `force`.
-fn class_name(force: &ForceLaw) -> &'static str {
-    if is_short_range(force) {
-        "LennardJones"
-    } else {
-        "Simulation"
+/// The Python class that runs `force`: `Simulation` for gravity,
+/// `LennardJones` for one type of `lj/cut`, `MD` for the other pair laws.
+pub(crate) fn class_name(force: &ForceLaw) -> &'static str {
+    match force.as_pair() {
+        None if !is_short_range(force) => "Simulation",
+        Some(p) if p.style() == nbody_host::PairStyle::LennardJones && p.types() == 1 => {
+            "LennardJones"
+        }
+        _ => "MD",
     }
 }
 
@@ -261,47 +316,6 @@ pub(crate) fn warn_if_cpu(py: Python<'_>, asked: Backend, sim: &Simulation) -> P
     PyErr::warn(py, &category, &std::ffi::CString::new(message)?, 1)
 }
 
-/// `obj` as bodies: an `(N, 7)` array-like (a `(7,)` row if `row` is
-/// allowed), converted by `nbody._bodies.as_bodies` (dtype checks and
-/// warnings) and validated by the library where it is used.
-pub(crate) fn bodies_from(
-    py: Python<'_>,
-    obj: &Bound<'_, PyAny>,
-    what: &str,
-    row: bool,
-) -> PyResult<Bodies> {
-    let array = py
-        .import("nbody._bodies")?
-        .getattr("as_bodies")?
-        .call1((obj, what, row))?;
-    let array: PyReadonlyArray2<'_, f32> = array.extract()?;
-    let rows = array
-        .as_slice()
-        .map_err(|e| invalid(py, format!("{what}: {e}")))?;
-    let mut bodies = Bodies::default();
-    for r in rows.chunks_exact(7) {
-        bodies.positions.push(Vec3::new(r[0], r[1], r[2]));
-        bodies.velocities.push(Vec3::new(r[3], r[4], r[5]));
-        bodies.masses.push(r[6]);
-    }
-    Ok(bodies)
-}
-
-/// `bodies` as a new `(N, 7)` float32 array.
-pub(crate) fn rows_array<'py>(py: Python<'py>, b: &Bodies) -> PyResult<Bound<'py, PyArray2<f32>>> {
-    let mut flat = Vec::with_capacity(7 * b.len());
-    for ((p, v), m) in b.positions.iter().zip(&b.velocities).zip(&b.masses) {
-        flat.extend_from_slice(&[p.x, p.y, p.z, v.x, v.y, v.z, *m]);
-    }
-    PyArray1::from_vec(py, flat).reshape([b.len(), 7])
-}
-
-/// A body as a `(7,)` float32 array.
-fn row<'py>(py: Python<'py>, b: &Body) -> Bound<'py, PyArray1<f32>> {
-    let (p, v) = (b.position, b.velocity);
-    PyArray1::from_slice(py, &[p.x, p.y, p.z, v.x, v.y, v.z, b.mass])
-}
-
 #[pymethods]
 impl Run {
     /// Advance ``steps`` time steps (default 1).
@@ -324,7 +338,14 @@ impl Run {
     /// less than one ``dt``; a time within ``1e-6 dt`` below ``t`` counts as
     /// reached (``dt = 1e-3``: ``integrate_to(1.0)`` takes 1000 steps).
     /// Interruptible like ``step``.
+    ///
+    /// Hermite (``integrator="hermite"``) ends at ``t`` exactly: whole
+    /// intervals of ``dt`` (interruptible), then one shorter interval that
+    /// ends at ``t``, counted as a step (``Simulation::integrate_to``).
     fn integrate_to(&mut self, py: Python<'_>, t: f64) -> PyResult<u64> {
+        if self.is_f64() {
+            return self.integrate_to_exactly(py, t);
+        }
         let steps = self.steps_to(t).map_err(|e| to_py(py, e))?;
         self.advance(py, steps)?;
         Ok(steps)
@@ -337,7 +358,7 @@ impl Run {
     /// follow the run), until ``add``/``remove`` change N (arrays taken
     /// before keep the state before). ``.copy()`` it to keep a state.
     #[getter]
-    fn bodies<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
+    fn bodies<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyUntypedArray>> {
         self.state(py)
     }
 
@@ -500,7 +521,7 @@ impl Run {
         {
             use nbody_host::render::{Camera, Recorder, Renderer};
             let positions = self.sim.positions().map_err(err)?;
-            let camera = Camera::fit(positions, Vec3::NEG_Z, 1.1).map_err(err)?;
+            let camera = Camera::fit(positions, nbody_host::glam::Vec3::NEG_Z, 1.1).map_err(err)?;
             let renderer = Renderer::new(camera, size.0, size.1).map_err(err)?;
             let mut recorder = Recorder::new(renderer, every)
                 .and_then(|r| r.gif(&path))

@@ -2,9 +2,13 @@
 bit for bit) and small inputs.
 
 The binaries are found in ``$NBODY_EXAMPLES`` (a directory holding
-``nbody_tiled`` and ``lj_melt``) or built here with
+``nbody_tiled``, ``lj_melt`` and ``md_reference``) or built here with
 ``cargo build --release -p nbody-host --example nbody_tiled --example lj_melt``
-(what scripts/ci-python.sh does before running pytest).
+and ``cargo build --release -p nbody-py --example md_reference`` (what
+scripts/ci-python.sh does before running pytest). ``md_reference``
+(nbody-py/examples/md_reference.rs) runs the Rust API alone on the MD
+tests' inputs: pair styles, atom types and ensembles, which no example
+binary of nbody-host takes yet.
 """
 
 from __future__ import annotations
@@ -28,13 +32,16 @@ def _examples() -> pathlib.Path:
         cwd=REPO,
         check=True,
     )
+    subprocess.run(
+        ["cargo", "build", "--release", "-q", "-p", "nbody-py", "--example", "md_reference"], cwd=REPO, check=True
+    )
     return REPO / "target" / "release" / "examples"
 
 
 @pytest.fixture(scope="session")
 def examples() -> pathlib.Path:
     path = _examples()
-    for name in ("nbody_tiled", "lj_melt"):
+    for name in ("nbody_tiled", "lj_melt", "md_reference"):
         assert (path / name).is_file(), f"{path / name} missing (set NBODY_EXAMPLES or build the examples)"
     return path
 

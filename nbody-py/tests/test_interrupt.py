@@ -66,3 +66,22 @@ def test_ctrl_c_stops_integrate_to_and_lennard_jones():
     assert 0 < lj.steps_done < 2e8
     lj.step(1)
     assert lj.thermo()["step"] == lj.steps_done
+
+
+def test_ctrl_c_stops_hermite_between_intervals():
+    import numpy as np
+
+    from test_hermite import plummer64, same_bits64
+
+    b = plummer64(256, seed=6)
+    make = lambda: nbody.Simulation(b, integrator="hermite", softening=0.01, dt=1 / 64, backend="cpu")  # noqa: E731
+    sim = make()
+    threading.Timer(0.3, _thread.interrupt_main).start()
+    with pytest.raises(KeyboardInterrupt):
+        sim.integrate_to(1e4)
+    done = sim.steps_done
+    assert 0 < done < 1e4 * 64 and sim.time == done / 64  # whole intervals: exact in binary
+    reference = make()
+    reference.step(done)
+    assert same_bits64(sim.bodies, reference.bodies) and sim.bodies.dtype == np.float64
+    assert sim.stats() == reference.stats()

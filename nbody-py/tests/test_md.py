@@ -46,7 +46,8 @@ def test_thermo_definitions():
     atoms, side = fcc(5)
     lj = nbody.LennardJones(atoms, box=[side, side, side], backend="cpu")
     t = lj.thermo(exact=True)
-    assert set(t) == {"step", "temp", "pe", "ke", "etotal", "press", "atoms", "virial"}
+    assert set(t) == {"step", "temp", "pe", "ke", "etotal", "press", "atoms", "virial",
+                      "coupling", "conserved", "volume", "density"}
     n = len(atoms)
     v = atoms[:, 3:6].astype(np.float64)
     ke = 0.5 * (v * v).sum()
@@ -55,6 +56,8 @@ def test_thermo_definitions():
     assert abs(t["etotal"] - (t["pe"] + t["ke"])) < 1e-12
     volume = float(np.float32(side)) ** 3  # the library's box is float32, as its positions
     assert abs(t["press"] - (2 * ke + t["virial"]) / (3 * volume)) < 1e-12
+    assert t["coupling"] == 0.0 and t["conserved"] == t["etotal"]  # NVE: nothing exchanged
+    assert abs(t["volume"] - volume) < 1e-9 * volume and abs(t["density"] - n / volume) < 1e-12
     rounded = lj.thermo()
     assert all(rounded[k] == float("%.10g" % t[k]) for k in ("temp", "pe", "ke", "etotal", "press"))
     assert np.array_equal(lj.box, [side] * 3) and lj.box.dtype == np.float64

@@ -31,7 +31,7 @@
 //! }
 //! let file = TableFile::parse(&text, "lj.table")?;
 //! // pair_style table linear 1000; pair_coeff 1 1 lj.table LJ 2.5
-//! let table = LinearTable::new(file.section("LJ")?, 1000, Some(2.5))?;
+//! let table = LinearTable::new(&file.section("LJ")?, 1000, Some(2.5))?;
 //! let pair = PairPotential::builder(PairStyle::Table, 1).tabulated(0, 0, &table).build()?;
 //! assert_eq!(pair.max_cutoff(), 2.5);
 //! // Within the spline's error of the function it samples.

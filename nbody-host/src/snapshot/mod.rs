@@ -51,7 +51,7 @@ pub(crate) use atomic_write::AtomicFile;
 pub use atomic_write::check_output_path;
 pub(crate) use atomic_write::{resolve_target, write_atomically};
 pub use checkpoint::Checkpoint;
-pub use npy::{Columns64, load_npy, load_npy_f64, save_npy, save_npy_f64};
+pub use npy::{Columns64, load_npy, load_npy_f64, load_npy_typed, save_npy, save_npy_f64};
 
 /// An [`Error::InvalidFile`]: `path` is not a valid `format` file, because `reason`.
 fn invalid(path: &Path, format: &'static str, reason: String) -> Error {

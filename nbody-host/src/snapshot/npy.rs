@@ -53,6 +53,53 @@ pub fn save_npy(path: impl AsRef<Path>, bodies: &Bodies) -> Result<()> {
 /// ```
 pub fn load_npy(path: impl AsRef<Path>) -> Result<Bodies> {
     let rows = load_rows(path.as_ref())?;
+    bodies_of(&rows)
+}
+
+/// Loads bodies and, for an `(N, 8)` file, their atom types: shape `(N, 7)`
+/// (`x y z vx vy vz m`, every body of type 0) or `(N, 8)` (`... m type`,
+/// types numbered as LAMMPS numbers them, 1, 2, ..., returned from 0),
+/// otherwise read and checked as [`load_npy`] does. A type that is not an
+/// integer `>= 1` is [`Error::InvalidCombination`] naming the body.
+///
+/// ```
+/// use nbody_host::{ic, snapshot};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("bodies.npy");
+/// let bodies = ic::cold_disk(10, 3);
+/// snapshot::save_npy(&path, &bodies)?;
+/// assert_eq!(snapshot::load_npy_typed(&path)?, (bodies, None));
+/// # Ok::<(), nbody_host::Error>(())
+/// ```
+pub fn load_npy_typed(path: impl AsRef<Path>) -> Result<(Bodies, Option<Vec<u32>>)> {
+    let (columns, flat) = load_table(path.as_ref(), &[COLUMNS, COLUMNS + 1])?;
+    let rows: Vec<[f64; COLUMNS]> = flat
+        .chunks_exact(columns)
+        .map(|r| std::array::from_fn(|c| r[c]))
+        .collect();
+    let bodies = bodies_of(&rows)?;
+    if columns == COLUMNS {
+        return Ok((bodies, None));
+    }
+    let types: Vec<f32> = flat
+        .chunks_exact(columns)
+        .map(|r| r[COLUMNS] as f32)
+        .collect();
+    // A type is exact in f32 up to 2^24, far beyond the types a run has.
+    for (i, r) in flat.chunks_exact(columns).enumerate() {
+        if r[COLUMNS] != types[i] as f64 {
+            return Err(Error::InvalidCombination(format!(
+                "body {i}: atom type {} is not a LAMMPS type number (an integer from 1)",
+                r[COLUMNS]
+            )));
+        }
+    }
+    Ok((bodies, Some(crate::pair::types_from_lammps(&types)?)))
+}
+
+/// Bodies of `(N, 7)` rows, checked.
+fn bodies_of(rows: &[[f64; COLUMNS]]) -> Result<Bodies> {
     let column = |c: usize| rows.iter().map(move |r| r[c] as f32);
     let (x, y, z) = (column(0), column(1), column(2));
     let bodies = Bodies {
@@ -169,6 +216,16 @@ fn npy_header(descr: &str, n: usize) -> Vec<u8> {
 /// The rows of an `(N, 7)` float32 or float64 file, in f64, header and
 /// size checked (not the values).
 fn load_rows(path: &Path) -> Result<Vec<[f64; COLUMNS]>> {
+    let (_, flat) = load_table(path, &[COLUMNS])?;
+    Ok(flat
+        .chunks_exact(COLUMNS)
+        .map(|r| std::array::from_fn(|c| r[c]))
+        .collect())
+}
+
+/// The values of an `(N, C)` float32 or float64 file, `C` one of
+/// `allowed`, in f64 row by row, header and size checked (not the values).
+fn load_table(path: &Path, allowed: &[usize]) -> Result<(usize, Vec<f64>)> {
     let bytes = read_file(path)?;
     let bad = |reason: String| invalid(path, "npy", reason);
     if bytes.len() < 10 || &bytes[..6] != NPY_MAGIC {
@@ -215,12 +272,17 @@ fn load_rows(path: &Path) -> Result<Vec<[f64; COLUMNS]>> {
             )));
         }
     };
-    let n = match header.shape[..] {
-        [n, COLUMNS] => n,
+    let (n, columns) = match header.shape[..] {
+        [n, c] if allowed.contains(&c) => (n, c),
         _ => {
             return Err(bad(format!(
-                "shape {} is not (N, 7) with columns x y z vx vy vz m",
-                shape_string(&header.shape)
+                "shape {} is not (N, 7) with columns x y z vx vy vz m{}",
+                shape_string(&header.shape),
+                if allowed.len() > 1 {
+                    " or (N, 8) with a type column"
+                } else {
+                    ""
+                }
             )));
         }
     };
@@ -232,7 +294,7 @@ fn load_rows(path: &Path) -> Result<Vec<[f64; COLUMNS]>> {
     }
     let data = &bytes[data_start..];
     // In u64: no overflow for any n <= 2^30, whatever the pointer width.
-    let needed = n as u64 * COLUMNS as u64 * itemsize as u64;
+    let needed = n as u64 * columns as u64 * itemsize as u64;
     if data.len() as u64 != needed {
         let what = if (data.len() as u64) < needed {
             "truncated"
@@ -240,7 +302,7 @@ fn load_rows(path: &Path) -> Result<Vec<[f64; COLUMNS]>> {
             "trailing bytes"
         };
         return Err(bad(format!(
-            "{what}: shape ({n}, 7) of {} needs {needed} data bytes, the file has {}",
+            "{what}: shape ({n}, {columns}) of {} needs {needed} data bytes, the file has {}",
             header.descr,
             data.len()
         )));
@@ -258,10 +320,16 @@ fn load_rows(path: &Path) -> Result<Vec<[f64; COLUMNS]>> {
         if header.fortran_order {
             value(col * n + row)
         } else {
-            value(row * COLUMNS + col)
+            value(row * columns + col)
         }
     };
-    Ok((0..n).map(|i| std::array::from_fn(|c| get(i, c))).collect())
+    Ok((
+        columns,
+        (0..n)
+            .flat_map(|i| (0..columns).map(move |c| (i, c)))
+            .map(|(i, c)| get(i, c))
+            .collect(),
+    ))
 }
 
 /// The parsed header dictionary of a `.npy` file.

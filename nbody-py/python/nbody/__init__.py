@@ -11,11 +11,16 @@ CUDA, and an emulator of the CUDA execution model).
 ((1024, 3), 10)
 
 ===============================  ====================================================
-``Simulation``                   softened gravity: step, integrate_to, energy, add, remove, checkpoints
-``LennardJones``                 short-range MD in a periodic box: step, thermo, images
+``Simulation``                   softened gravity: step, integrate_to, energy, add, remove, checkpoints;
+                                 Hermite (``integrator="hermite"``) with its float64 state
+``MD``                           short-range MD in a periodic box: LAMMPS's pair styles, atom
+                                 types, ensembles (NVE, NVT, Langevin, rescale, NPT); thermo
+``LennardJones``                 the one-type lj/cut case of ``MD`` (LAMMPS's in.lj melt)
 ``Archive``, ``ArchiveWriter``   the snapshot archive: records as arrays, by step and time
 ``Error`` and subclasses         library errors (``InvalidInputError`` is a ``ValueError``,
                                  ``FileError`` an ``OSError``, ``DivergedError`` has ``.step``, ``.body``)
+``NVE``, ``NVT``, ``Langevin``,   ensembles as objects (the Rust ``md::Ensemble``'s fields), for
+``Rescale``, ``NPT``             ``MD(ensemble=...)``
 ``ic``                           seeded initial conditions (Warp's cube, Plummer, fcc lattice)
 ``CUDA``, ``RENDER``             whether this build has the CUDA backend, pictures
 ===============================  ====================================================
@@ -36,6 +41,7 @@ from ._errors import (
     PrecisionWarning,
 )
 from . import ic
+from .ensembles import NPT, NVE, NVT, Langevin, Rescale
 from ._nbody import (
     CUDA,
     RENDER,
@@ -43,6 +49,7 @@ from ._nbody import (
     ArchiveWriter,
     Energy,
     LennardJones,
+    MD,
     Record,
     Run,
     Simulation,
@@ -62,10 +69,16 @@ __all__ = [
     "FileError",
     "InvalidFileError",
     "InvalidInputError",
+    "Langevin",
     "LennardJones",
+    "MD",
+    "NPT",
+    "NVE",
+    "NVT",
     "OutOfRangeError",
     "PrecisionWarning",
     "RENDER",
+    "Rescale",
     "Record",
     "Run",
     "Simulation",

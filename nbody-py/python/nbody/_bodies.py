@@ -56,3 +56,22 @@ def as_bodies(obj, what: str = "bodies", row: bool = False) -> np.ndarray:
             f"{what}: shape {array.shape}, expected {expected}: columns x y z vx vy vz m"
         )
     return np.ascontiguousarray(converted)
+
+
+def as_bodies64(obj, what: str = "bodies") -> np.ndarray:
+    """``obj`` as a C-contiguous float64 ``(N, 7)`` array, for the Hermite
+    integrator, which starts from these very values (float32 and integer
+    input widen exactly). Other dtypes and shapes raise ``InvalidInputError``;
+    values are checked by the library."""
+    try:
+        array = np.asarray(obj)
+    except (TypeError, ValueError) as e:
+        raise InvalidInputError(f"{what}: not an array of numbers ({e})") from None
+    if array.dtype.kind not in "fiu":
+        raise InvalidInputError(
+            f"{what}: dtype {array.dtype} is not a real number type; give float64 "
+            "(or float32 or integers, widened)"
+        )
+    if array.ndim != 2 or array.shape[1] != 7:
+        raise InvalidInputError(f"{what}: shape {array.shape}, expected (N, 7): columns x y z vx vy vz m")
+    return np.ascontiguousarray(array, dtype=np.float64)

@@ -8,6 +8,8 @@ from typing import Any, Iterator, Optional, Sequence, Tuple, Union
 import numpy as np
 import numpy.typing as npt
 
+from .ensembles import NPT, NVE, NVT, Langevin, Rescale
+
 __version__: str
 CUDA: bool
 """Whether this build has the CUDA backend (feature ``cuda``)."""
@@ -29,18 +31,20 @@ class Run:
         about 20 ms with KeyboardInterrupt, the state intact at a whole step.
         DivergedError if the run turns non-finite."""
     def integrate_to(self, t: float) -> int:
-        """Step until the time reaches ``t`` (may overshoot by < dt); returns the steps taken."""
+        """Step until the time reaches ``t`` (may overshoot by < dt); returns the steps taken.
+        Hermite: ends at ``t`` exactly (whole intervals of dt, then a shorter one, counted)."""
     @property
-    def bodies(self) -> npt.NDArray[np.float32]:
-        """The state, (N, 7) float32, read-only, updated in place by every step."""
+    def bodies(self) -> npt.NDArray[np.floating[Any]]:
+        """The state, (N, 7), read-only, updated in place by every step: float32, or
+        float64 for a Hermite run (its own float64 state)."""
     @property
-    def positions(self) -> npt.NDArray[np.float32]:
+    def positions(self) -> npt.NDArray[np.floating[Any]]:
         """(N, 3) view of ``bodies[:, 0:3]``."""
     @property
-    def velocities(self) -> npt.NDArray[np.float32]:
+    def velocities(self) -> npt.NDArray[np.floating[Any]]:
         """(N, 3) view of ``bodies[:, 3:6]``."""
     @property
-    def masses(self) -> npt.NDArray[np.float32]:
+    def masses(self) -> npt.NDArray[np.floating[Any]]:
         """(N,) view of ``bodies[:, 6]``."""
     @property
     def time(self) -> float: ...
@@ -90,18 +94,26 @@ class Energy:
     def relative_change_from(self, e0: Energy) -> float: ...
 
 class Simulation(Run):
-    """Direct-summation N-body gravity (softened)."""
+    """Direct-summation N-body gravity (softened).
+
+    ``integrator``: "euler", "leapfrog" or "hermite" (4th-order Hermite with block
+    time steps: ``eta`` (default 0.02), ``eta_s`` (default eta / 20), ``precision``
+    "f64" or "mixed"; float64 state; ``dt`` the synchronisation interval, default
+    0.125, else 0.01)."""
 
     def __init__(
         self,
         bodies: _Bodies,
         softening: float = 0.1,
-        dt: float = 0.01,
+        dt: Optional[float] = None,
         G: float = 1.0,
         kernel: str = "tiled",
         integrator: str = "euler",
         backend: str = "auto",
         block: Optional[int] = None,
+        eta: Optional[float] = None,
+        eta_s: Optional[float] = None,
+        precision: Optional[str] = None,
     ) -> None: ...
     @classmethod
     def load_checkpoint(cls, path: _Path, backend: str = "auto") -> Simulation: ...
@@ -115,11 +127,76 @@ class Simulation(Run):
     @property
     def block(self) -> int: ...
     @property
-    def integrator(self) -> str: ...
+    def integrator(self) -> str:
+        """"euler", "leapfrog" or "hermite"."""
+    @property
+    def eta(self) -> Optional[float]:
+        """Hermite's accuracy parameter (None for the fixed-step integrators)."""
+    @property
+    def eta_s(self) -> Optional[float]:
+        """Hermite's starting criterion's parameter (None for the others)."""
+    @property
+    def precision(self) -> Optional[str]:
+        """Hermite's force precision, "f64" or "mixed" (None for the others)."""
+    def stats(self) -> Optional[dict[str, Any]]:
+        """Hermite: {"block_steps", "force_evals", "mean_block"}; None for the others."""
     def copy(self) -> Simulation: ...
 
-class LennardJones(Run):
-    """Lennard-Jones atoms in a periodic box (LAMMPS units lj, velocity Verlet)."""
+_Words = Union[str, Sequence[Union[str, int, float]]]
+"""A LAMMPS command's arguments: "lj/cut 2.5" or ("lj/cut", 2.5)."""
+
+class MD(Run):
+    """Short-range MD in a periodic box (LAMMPS units lj, velocity Verlet): LAMMPS's
+    pair styles (pair_style / pair_coeff / pair_modify), atom types numbered from 1
+    as in LAMMPS, and ensembles: by name ("nve" default, "nvt", "langevin", "rescale",
+    "npt") with temp_target, tdamp, press_target, pdamp, seed, or an nbody.ensembles
+    object (NVT(temp, tdamp, chain=3), ...)."""
+
+    def __init__(
+        self,
+        bodies: _Bodies,
+        box: Union[float, Sequence[float]],
+        pair: _Words,
+        pair_coeff: Optional[Union[str, Sequence[_Words]]] = None,
+        pair_modify: Optional[_Words] = None,
+        types: Optional[npt.ArrayLike] = None,
+        skin: float = 0.3,
+        dt: float = 0.005,
+        ensemble: Union[str, NVE, NVT, Langevin, Rescale, NPT, None] = None,
+        temp_target: Optional[float] = None,
+        tdamp: Optional[float] = None,
+        press_target: Optional[float] = None,
+        pdamp: Optional[float] = None,
+        seed: Optional[int] = None,
+        rebuild_every: int = 0,
+        lists: str = "auto",
+        neighbours: str = "cells",
+        backend: str = "auto",
+    ) -> None: ...
+    @classmethod
+    def load_checkpoint(cls, path: _Path, backend: str = "auto") -> MD: ...
+    def thermo(self, exact: bool = False) -> dict[str, Any]:
+        """{"step", "temp", "pe", "ke", "etotal", "press", "atoms", "virial", "coupling",
+        "conserved", "volume", "density"}: LAMMPS's thermo (ecouple, econserve, vol,
+        density), energies per atom, as printed (%.10g) unless exact=True."""
+    @property
+    def box(self) -> npt.NDArray[np.float64]:
+        """(Lx, Ly, Lz) now: follows the barostat under npt."""
+    @property
+    def images(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def types(self) -> npt.NDArray[np.int32]:
+        """Each atom's type, numbered from 1 as in LAMMPS."""
+    @property
+    def ensemble(self) -> str: ...
+    @property
+    def pair(self) -> str:
+        """The pair potential in words."""
+    def stats(self) -> Optional[dict[str, Any]]: ...
+
+class LennardJones(MD):
+    """Lennard-Jones atoms in a periodic box (LAMMPS units lj, velocity Verlet):
+    the one-type lj/cut NVE case of ``MD``."""
 
     def __init__(
         self,
@@ -138,14 +215,6 @@ class LennardJones(Run):
     ) -> None: ...
     @classmethod
     def load_checkpoint(cls, path: _Path, backend: str = "auto") -> LennardJones: ...
-    def thermo(self, exact: bool = False) -> dict[str, Any]:
-        """{"step", "temp", "pe", "ke", "etotal", "press", "atoms", "virial"}: LAMMPS's
-        thermo, energies per atom, as printed (%.10g) unless exact=True."""
-    @property
-    def box(self) -> npt.NDArray[np.float64]: ...
-    @property
-    def images(self) -> npt.NDArray[np.int32]: ...
-    def stats(self) -> Optional[dict[str, Any]]: ...
 
 class Record:
     """One archive record."""
@@ -168,7 +237,7 @@ class Record:
     def box(self) -> Optional[Tuple[float, float, float]]: ...
     @property
     def images(self) -> Optional[npt.NDArray[np.int32]]: ...
-    def simulation(self, backend: str = "auto") -> Union[Simulation, LennardJones]: ...
+    def simulation(self, backend: str = "auto") -> Union[Simulation, MD]: ...
 
 class Archive:
     """A snapshot archive opened for reading."""
