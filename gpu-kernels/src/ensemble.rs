@@ -107,6 +107,7 @@ pub struct NhState {
 
 impl NhState {
     /// Everything at rest, in the box `lengths`.
+    #[inline]
     pub const fn new(lengths: [f64; 3]) -> NhState {
         NhState {
             eta: [0.0; MAX_CHAIN],
@@ -125,6 +126,7 @@ impl NhState {
     }
 
     /// The volume of the box.
+    #[inline]
     pub fn volume(&self) -> f64 {
         self.lengths[0] * self.lengths[1] * self.lengths[2]
     }
@@ -151,6 +153,7 @@ impl NoseHoover {
 
     /// LAMMPS's `setup()`: the temperature `t_current` now, the reference
     /// volume (if none yet) and the chains' initial accelerations.
+    #[inline]
     pub fn setup(&self, s: &mut NhState, t_current: f64) {
         s.t_current = t_current;
         if s.vol0 == 0.0 {
@@ -172,6 +175,7 @@ impl NoseHoover {
     /// Half a step of the thermostat chain (`nhc_temp_integrate`, one
     /// loop): returns the factor by which every velocity is scaled, and
     /// scales `t_current` by its square.
+    #[inline]
     pub fn nhc_temp(&self, s: &mut NhState) -> f64 {
         let (m, dt) = (self.tchain, self.dt);
         let (dthalf, dt4, dt8) = (0.5 * dt, 0.25 * dt, 0.125 * dt);
@@ -214,6 +218,7 @@ impl NoseHoover {
 
     /// Half a step of the barostat's thermostat chain
     /// (`nhc_press_integrate`), which scales `omega_dot`.
+    #[inline]
     pub fn nhc_press(&self, s: &mut NhState) {
         let Some((_, _, m)) = self.barostat else {
             return;
@@ -261,6 +266,7 @@ impl NoseHoover {
     /// Half a step of the barostat's velocity (`nh_omega_dot`, iso) from
     /// the pressure `p_current` (of the kinetic energy `dof t_current / 2`
     /// and the last virial, in the current volume); sets `mtk_term2`.
+    #[inline]
     pub fn omega_dot(&self, s: &mut NhState, p_current: f64) {
         let Some((p_target, _, _)) = self.barostat else {
             return;
@@ -275,6 +281,7 @@ impl NoseHoover {
 
     /// The factor of `nh_v_press`: every velocity times
     /// `exp(-dt/4 (omega_dot + mtk_term2))` twice.
+    #[inline]
     pub fn v_press_factor(&self, s: &NhState) -> f64 {
         if self.barostat.is_none() {
             return 1.0;
@@ -287,6 +294,7 @@ impl NoseHoover {
     /// length times the returned `exp(dt/2 omega_dot)`, as every position
     /// must be (the box's corner stays at the origin, where LAMMPS keeps
     /// its centre: a translation of every atom, which changes nothing).
+    #[inline]
     pub fn remap(&self, s: &mut NhState) -> f64 {
         if self.barostat.is_none() {
             return 1.0;
@@ -302,6 +310,7 @@ impl NoseHoover {
 
     /// The pressure LAMMPS's `compute pressure` gives for the kinetic
     /// energy `dof t / 2` and the virial `virial` in the current box.
+    #[inline]
     pub fn pressure(&self, s: &NhState, virial: f64) -> f64 {
         (self.dof * s.t_current + virial) / (3.0 * s.volume())
     }
@@ -309,6 +318,7 @@ impl NoseHoover {
     /// The energy of the thermostats and the barostat (`compute_scalar`,
     /// LAMMPS's `ecouple` of `fix nvt` / `fix npt`): what the particles'
     /// energy plus this conserves.
+    #[inline]
     pub fn energy(&self, s: &NhState) -> f64 {
         let kt = self.t_target;
         let mut e = self.dof * kt * s.eta[0] + 0.5 * self.eta_mass(0) * s.eta_dot[0] * s.eta_dot[0];

