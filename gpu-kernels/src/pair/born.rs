@@ -8,7 +8,7 @@
 //! [`math::exp`], then `F / r = (born1 r e - born2 r^-6 + born3 r^-8) /
 //! r^2` and `u = A e - C r^-6 + D r^-8`. LAMMPS does not mix it.
 
-use super::math::{self, Lane};
+use super::math::{self, ExpRepulsion, Lane};
 use super::{HEADER, PairLaw, Row};
 #[cfg(not(target_arch = "nvptx64"))]
 use super::{Coeffs, Invalid, PairSetup, Reference, finite, positive};
@@ -28,18 +28,15 @@ const BORN3: usize = HEADER + 7;
 
 /// `r^-2`, `r^-6`, `r` and `e^((sigma - r) / rho)`.
 #[inline(always)]
-fn parts<R: Lane, W: Row<R>>(w: &W, r2: R) -> (R, R, R, R) {
-    let r2i = r2.recip();
-    let r6i = r2i * r2i * r2i;
-    let r = r2 * r2.rsqrt();
-    let e = math::exp(r.mul_add(-w.word(RHOINV), w.word(SIGMA_RHOINV)));
-    (r2i, r6i, r, e)
+fn parts<R: Lane, W: Row<R>>(w: &W, r2: R) -> ExpRepulsion<R> {
+    math::exp_repulsion(r2, |r| r.mul_add(-w.word(RHOINV), w.word(SIGMA_RHOINV)))
 }
 
+/// `F / r = (born1 r e - born2 r^-6 + born3 r^-8) / r^2`.
 #[inline(always)]
-fn fpair<R: Lane, W: Row<R>>(w: &W, (r2i, r6i, r, e): (R, R, R, R)) -> R {
-    let poly = (r2i * r6i).mul_add(w.word(BORN3), -(w.word(BORN2) * r6i));
-    (w.word(BORN1) * r).mul_add(e, poly) * r2i
+fn fpair<R: Lane, W: Row<R>>(w: &W, p: ExpRepulsion<R>) -> R {
+    let poly = (p.r2i * p.r6i).mul_add(w.word(BORN3), -(w.word(BORN2) * p.r6i));
+    p.fpair(w.word(BORN1), |_| poly)
 }
 
 impl PairLaw for Born {
@@ -56,9 +53,8 @@ impl PairLaw for Born {
     #[inline(always)]
     fn energy_force<R: Lane, W: Row<R>>(w: &W, r2: R) -> (R, R) {
         let p = parts(w, r2);
-        let (r2i, r6i, _, e) = p;
-        let poly = (r2i * r6i).mul_add(w.word(D), -(w.word(C) * r6i));
-        (w.word(A).mul_add(e, poly), fpair(w, p))
+        let poly = (p.r2i * p.r6i).mul_add(w.word(D), -(w.word(C) * p.r6i));
+        (p.energy(w.word(A), poly), fpair(w, p))
     }
 }
 

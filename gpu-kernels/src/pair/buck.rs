@@ -8,7 +8,7 @@
 //! (At small `r` the `-C / r^6` wins: the "Buckingham catastrophe" is the
 //! law's, as in LAMMPS.)
 
-use super::math::{self, Lane};
+use super::math::{self, ExpRepulsion, Lane};
 use super::{HEADER, PairLaw, Row};
 #[cfg(not(target_arch = "nvptx64"))]
 use super::{Coeffs, Invalid, PairSetup, Reference, finite, positive};
@@ -25,16 +25,14 @@ const BUCK2: usize = HEADER + 4;
 
 /// `r^-2`, `r^-6`, `r` and `e^(-r / rho)`.
 #[inline(always)]
-fn parts<R: Lane, W: Row<R>>(w: &W, r2: R) -> (R, R, R, R) {
-    let r2i = r2.recip();
-    let r6i = r2i * r2i * r2i;
-    let r = r2 * r2.rsqrt();
-    (r2i, r6i, r, math::exp(-(r * w.word(RHOINV))))
+fn parts<R: Lane, W: Row<R>>(w: &W, r2: R) -> ExpRepulsion<R> {
+    math::exp_repulsion(r2, |r| -(r * w.word(RHOINV)))
 }
 
+/// `F / r = (buck1 r e^(-r / rho) - buck2 r^-6) / r^2`.
 #[inline(always)]
-fn fpair<R: Lane, W: Row<R>>(w: &W, (r2i, r6i, r, e): (R, R, R, R)) -> R {
-    (w.word(BUCK1) * r).mul_add(e, -(w.word(BUCK2) * r6i)) * r2i
+fn fpair<R: Lane, W: Row<R>>(w: &W, p: ExpRepulsion<R>) -> R {
+    p.fpair(w.word(BUCK1), |p| -(w.word(BUCK2) * p.r6i))
 }
 
 impl PairLaw for Buckingham {
@@ -51,8 +49,7 @@ impl PairLaw for Buckingham {
     #[inline(always)]
     fn energy_force<R: Lane, W: Row<R>>(w: &W, r2: R) -> (R, R) {
         let p = parts(w, r2);
-        let (_, r6i, _, e) = p;
-        (w.word(A).mul_add(e, -(w.word(C) * r6i)), fpair(w, p))
+        (p.energy(w.word(A), -(w.word(C) * p.r6i)), fpair(w, p))
     }
 }
 

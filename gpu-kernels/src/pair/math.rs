@@ -152,6 +152,55 @@ pub fn abs<R: Lane>(x: R) -> R {
     x.max(-x)
 }
 
+/// The exponential-repulsion half that `born` and `buck` share (LAMMPS's
+/// `pair_born.cpp` and `pair_buck.cpp` have it too), written once so the
+/// two laws keep the same rounding: `r^-2`, `r^-6`, `r` and
+/// `e^(exponent(r))` from `r^2` (one reciprocal, one `rsqrt`, one [`exp`]).
+#[inline(always)]
+pub fn exp_repulsion<R: Lane>(r2: R, exponent: impl FnOnce(R) -> R) -> ExpRepulsion<R> {
+    let r2i = r2.recip();
+    let r6i = r2i * r2i * r2i;
+    let r = sqrt(r2);
+    ExpRepulsion {
+        r2i,
+        r6i,
+        r,
+        e: exp(exponent(r)),
+    }
+}
+
+/// What [`exp_repulsion`] computes once per pair for the energy and the
+/// force alike.
+#[derive(Clone, Copy)]
+pub struct ExpRepulsion<R> {
+    /// `r^-2`.
+    pub r2i: R,
+    /// `r^-6`.
+    pub r6i: R,
+    /// `r`.
+    pub r: R,
+    /// `e^(exponent(r))`, the repulsion's shape.
+    pub e: R,
+}
+
+impl<R: Lane> ExpRepulsion<R> {
+    /// `F / r = (a_rho r e + dispersion) / r^2`, with `a_rho = A / rho`
+    /// (LAMMPS's `born1`, `buck1`) and `dispersion` the law's `r^-n` terms of
+    /// `-r dU/dr`. (A closure, evaluated after `a_rho r`, so each law's
+    /// instructions come out in the order they had before the helper.)
+    #[inline(always)]
+    pub fn fpair(self, a_rho: R, dispersion: impl FnOnce(Self) -> R) -> R {
+        let rep = a_rho * self.r;
+        rep.mul_add(self.e, dispersion(self)) * self.r2i
+    }
+
+    /// `u = A e + dispersion`, with `dispersion` the law's `r^-n` terms.
+    #[inline(always)]
+    pub fn energy(self, a: R, dispersion: R) -> R {
+        a.mul_add(self.e, dispersion)
+    }
+}
+
 /// `pi` in three parts for Cody–Waite range reduction (Cephes' `DP1..3`
 /// times 4): `k PI_A` and `k PI_B` are exact for `|k| < 2^8`.
 const PI_A: f32 = 3.140_625;
