@@ -5,9 +5,9 @@
 //! The script copies this file to `gpu-kernels/src/pair/lj_user.rs` in a
 //! scratch tree and adds its line to `pair_styles!`; it is not built here.
 
-use super::{HEADER, Lane, PairLaw, Row};
 #[cfg(not(target_arch = "nvptx64"))]
 use super::{Coeffs, Invalid, PairSetup, Reference, positive};
+use super::{HEADER, Lane, PairLaw, Row};
 
 /// Lennard-Jones as a user law.
 #[derive(Clone, Copy, Debug)]
@@ -50,7 +50,12 @@ impl PairSetup for LjUser {
         let e = positive("user Lennard-Jones epsilon", c.params[0])?;
         let s = positive("user Lennard-Jones sigma", c.params[1])?;
         let s6 = s * s * s * s * s * s;
-        let all = [48.0 * e * s6 * s6, 24.0 * e * s6, 4.0 * e * s6 * s6, 4.0 * e * s6];
+        let all = [
+            48.0 * e * s6 * s6,
+            24.0 * e * s6,
+            4.0 * e * s6 * s6,
+            4.0 * e * s6,
+        ];
         for (out, v) in words.iter_mut().zip(all) {
             *out = v as f32;
         }
