@@ -14,7 +14,7 @@ result line `seconds=`). Both sides are timed in the same run, alternately, so t
 the comparison; absolute rates move with the machine's load (printed).
 
   md_speed.py --md target/release/examples/md [--rounds 3] [--steps 100] [--cases a,b,..]
-              [--markdown OUT.md]
+              [--markdown OUT.md] [--serial]
 
 Case names: lj-32k lj-256k (in.lj, NVE), the styles (lj-smooth-linear wca morse yukawa soft
 born buck table, at 32,000 atoms, NVE), nvt npt langevin (lj/cut, 32,000 atoms).
@@ -49,7 +49,11 @@ STYLES = ["lj-smooth-linear", "wca", "morse", "yukawa", "soft", "born", "buck", 
 
 
 def style_case(name):
-    """(pair_style, pair_coeff 1 1 ..., shift) of a committed LAMMPS pair case."""
+    """(pair_style, pair_coeff 1 1 ..., shift) of a committed LAMMPS pair case (buck's has no
+    repulsive core and collapses under dynamics: its EXAMPLE coefficients instead, as
+    scripts/peers/style_rdf.py)."""
+    if name == "buck":
+        return "buck 2.5", "1 1 20000.0 0.1 1.0", True
     d = json.load(open(os.path.join(DATA, name + ".json")))
     if "commands" in d:
         c = d["commands"]
@@ -110,7 +114,7 @@ def lammps_rate(py_bin, text, ranks, threads, work):
     return int(m.group(3)) * int(m.group(2)) / float(m.group(1))
 
 
-def md_rate(md, cells, pair, ensemble, steps):
+def md_rate(md, cells, pair, ensemble, steps, serial):
     style, coeff, shift = pair
     cmd = [md, "--cells", str(cells), "--density", "0.8442", "--temp", str(TEMP), "--seed",
            "87287", "--skin", "0.3", "--rebuild-every", "20", "--dt", "0.005", "--steps",
@@ -119,7 +123,8 @@ def md_rate(md, cells, pair, ensemble, steps):
     if shift:
         cmd.append("--shift")
     cmd += ENSEMBLES[ensemble][1]
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    env = dict(os.environ, RAYON_NUM_THREADS="1") if serial else None
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     m = re.search(r"atom_steps_per_s=([0-9.eE+-]+)", p.stdout)
     if p.returncode != 0 or not m:
         sys.exit(f"md_speed: md failed ({p.returncode}): {' '.join(cmd)}\n{p.stdout[-1500:]}"
@@ -135,6 +140,9 @@ def main():
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--cases", default=",".join(cases()))
     ap.add_argument("--markdown")
+    ap.add_argument("--serial", action="store_true",
+                    help="one thread each (LAMMPS 1 rank, md RAYON_NUM_THREADS=1): on a loaded "
+                         "machine, where a stolen core stalls md's per-step barriers")
     a = ap.parse_args()
     py_bin = os.path.dirname(sys.executable)
     md = os.path.abspath(a.md)
@@ -148,9 +156,12 @@ def main():
             text = lammps_input(cells, pair, ens, steps)
             lam, ours = [], []
             for _ in range(a.rounds):
-                lam.append(max(lammps_rate(py_bin, text, 2, 1, work),
-                               lammps_rate(py_bin, text, 1, 2, work)))
-                ours.append(md_rate(md, cells, pair, ens, steps))
+                if a.serial:
+                    lam.append(lammps_rate(py_bin, text, 1, 1, work))
+                else:
+                    lam.append(max(lammps_rate(py_bin, text, 2, 1, work),
+                                   lammps_rate(py_bin, text, 1, 2, work)))
+                ours.append(md_rate(md, cells, pair, ens, steps, a.serial))
             row = (name, 4 * cells ** 3, pair[0].split()[0], ens, max(lam), max(ours))
             rows.append(row)
             print(f"{name:17s} atoms={row[1]} style={row[2]} ensemble={ens} "
@@ -170,7 +181,7 @@ def main():
                      f"{ours / lam:.2f} | {over} |")
     stamp = (f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, "
              f"load average {load0:.1f} at the start, {load1:.1f} at the end; best of {a.rounds} "
-             f"rounds each")
+             f"rounds each; {'one thread each' if a.serial else 'LAMMPS best of 2 ranks / 2 threads, md 2 threads'}")
     table = "\n".join(lines) + f"\n\n({stamp}.)\n"
     print(table)
     if a.markdown:
