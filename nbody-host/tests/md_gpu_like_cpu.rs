@@ -8,9 +8,7 @@
 //! under every schedule: `scripts/with-softcuda.sh cargo test -p nbody-host
 //! --features cuda --test md_gpu_like_cpu cuda::`).
 
-use nbody_host::{
-    Backend, Bodies, Boundary, ForceLaw, Integrator, Neighbours, Simulation, ic,
-};
+use nbody_host::{Backend, Bodies, Boundary, ForceLaw, Integrator, Neighbours, Simulation, ic};
 
 fn melt(seed: u64) -> (Bodies, Boundary) {
     // 256 atoms of in.lj, hot: bodies cross the faces (both ways) between
@@ -24,7 +22,12 @@ fn melt(seed: u64) -> (Bodies, Boundary) {
     (atoms, boundary)
 }
 
-fn build(atoms: &Bodies, boundary: Boundary, neighbours: Neighbours, backend: Backend) -> Simulation {
+fn build(
+    atoms: &Bodies,
+    boundary: Boundary,
+    neighbours: Neighbours,
+    backend: Backend,
+) -> Simulation {
     Simulation::builder(atoms.clone())
         .force(ForceLaw::lennard_jones(1.0, 1.0, 2.5, true).unwrap())
         .boundary(boundary)
@@ -46,7 +49,14 @@ fn bits(sim: &Simulation) -> Vec<u32> {
         .flat_map(|p| p.to_array())
         .map(f32::to_bits)
         .collect();
-    v.extend(sim.images().unwrap().unwrap().iter().flatten().map(|&k| k as u32));
+    v.extend(
+        sim.images()
+            .unwrap()
+            .unwrap()
+            .iter()
+            .flatten()
+            .map(|&k| k as u32),
+    );
     v
 }
 
@@ -146,7 +156,10 @@ mod cuda {
             "{e}"
         );
         let text = e.to_string();
-        assert!(text.contains("N = 4000") && text.contains("1048576 bytes free"), "{text}");
+        assert!(
+            text.contains("N = 4000") && text.contains("1048576 bytes free"),
+            "{text}"
+        );
         let (atoms, boundary) = melt(5);
         let mut sim = build(&atoms, boundary, Neighbours::cells(0.3), CUDA);
         sim.step(3).unwrap();
