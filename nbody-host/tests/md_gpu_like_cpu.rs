@@ -1,6 +1,7 @@
-//! Lennard-Jones on the GPU MD plan like on the CPU (issue 23 item 4): a
-//! checkpoint resumed on the GPU continues bit for bit as the uninterrupted
-//! run does, and a system the device's memory cannot hold is an
+//! Lennard-Jones on the GPU MD plan like on the CPU (issue 23 item 4): the
+//! time split per section (Pair, Neigh, Modify, thermo), a checkpoint
+//! resumed on the GPU continues bit for bit as the uninterrupted run does,
+//! and a system the device's memory cannot hold is an
 //! `Error::DeviceMemoryExceeded` found before anything is allocated.
 //!
 //! On `Backend::Emulator` always; with the `cuda` feature on `Backend::Cuda`
@@ -99,6 +100,38 @@ fn resume_is_bit_identical(backend: Backend, total: u64, at: &[u64]) {
     }
 }
 
+/// The time split as the CPU engine reports it (`MdStats`): the force
+/// kernel (Pair), the device-decided builds (Neigh), the integrator's
+/// launches (Modify) and the thermo sums each gain time over a run that
+/// builds, and the builds are counted (on CUDA the times are events read
+/// with each batch's status: no wait of their own, `tests/round_trips.rs`).
+fn sections_are_timed(backend: Backend) {
+    let (atoms, boundary) = melt(3);
+    let mut sim = build(&atoms, boundary, Neighbours::cells(0.3), backend);
+    let before = sim.md_stats().unwrap();
+    sim.step(30).unwrap();
+    let mid = sim.md_stats().unwrap();
+    assert!(mid.builds > before.builds, "{mid:?}");
+    for (name, a, b) in [
+        ("pair", before.pair_seconds, mid.pair_seconds),
+        ("neighbour", before.neighbour_seconds, mid.neighbour_seconds),
+        ("integrate", before.integrate_seconds, mid.integrate_seconds),
+    ] {
+        assert!(b > a && b.is_finite(), "{name}: {a} -> {b} ({mid:?})");
+    }
+    sim.thermo().unwrap();
+    let after = sim.md_stats().unwrap();
+    assert!(after.thermo_seconds > mid.thermo_seconds, "{after:?}");
+    assert_eq!(after.pair_seconds, mid.pair_seconds, "thermo is not Pair");
+}
+
+#[test]
+fn emulator_sections_are_timed() {
+    sections_are_timed(Backend::Emulator {
+        race_detection: false,
+    });
+}
+
 #[test]
 fn emulator_resume_is_bit_identical() {
     let emulator = Backend::Emulator {
@@ -116,6 +149,11 @@ mod cuda {
     use nbody_host::Error;
 
     const CUDA: Backend = Backend::Cuda { device: 0 };
+
+    #[test]
+    fn sections_are_timed_by_events() {
+        sections_are_timed(CUDA);
+    }
 
     #[test]
     fn resume_is_bit_identical_on_any_schedule() {

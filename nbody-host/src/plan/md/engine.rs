@@ -14,7 +14,7 @@ use crate::integrator::Integrator;
 use crate::md::{
     Boundary, Enumeration, Lists, MdState, MdStats, NeighbourOrigin, Rebuild, ThermoSums,
 };
-use crate::plan::device::{Device, words_vec4};
+use crate::plan::device::{Device, Section, words_vec4};
 use crate::state::{Bodies, Energy};
 
 /// The MD plan's parameters for `params`, and its rebuild interval (`None`:
@@ -284,6 +284,7 @@ impl<D: Device<MdBuf>> Engine for MdPlanEngine<D> {
 
     fn md_stats(&self) -> Option<MdStats> {
         let [x, y, z] = self.plan.cells();
+        let t = self.dev.section_seconds().unwrap_or_default();
         Some(MdStats {
             builds: self.plan.builds(),
             dangerous_builds: self.plan.dangerous_builds(),
@@ -291,8 +292,12 @@ impl<D: Device<MdBuf>> Engine for MdPlanEngine<D> {
             // Full lists: every pair twice; each thread runs its own list.
             neighbours_per_atom: self.plan.entries_per_body(),
             lanes_per_atom: self.plan.entries_per_body(),
-            // Not timed per part: the kernels run asynchronously.
-            ..MdStats::default()
+            // Device time per section (CUDA events; on the software device
+            // its modelled clock), as of the last read.
+            pair_seconds: t[Section::Pair as usize],
+            neighbour_seconds: t[Section::Neigh as usize],
+            integrate_seconds: t[Section::Modify as usize],
+            thermo_seconds: t[Section::Thermo as usize],
         })
     }
 

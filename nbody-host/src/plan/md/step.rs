@@ -11,7 +11,7 @@ use gpu_kernels::shape;
 use super::{MdBuf, MdPlan, words_tag};
 use crate::error::Result;
 use crate::md::NeighbourOrigin;
-use crate::plan::device::{Device, words_vec4};
+use crate::plan::device::{Device, Section, words_vec4};
 
 /// Energies and pressure of the current state, summed in `f64`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -82,7 +82,9 @@ impl MdPlan {
     /// Kinetic and potential energy, virial and pressure of the current
     /// state (recomputes the forces, which are unchanged).
     pub(crate) fn thermo<D: Device<MdBuf>>(&self, dev: &mut D) -> Result<Thermo> {
+        dev.mark(Some(Section::Thermo))?;
         self.forces(dev, true)?;
+        dev.mark(None)?;
         let blocks = shape::pair_partials(self.n, self.params.block) / THERMO_PARTIALS;
         let words = dev.read(MdBuf::Partials, 0, 2 * (THERMO_PARTIALS * blocks) as usize)?;
         let values: Vec<f64> = words
