@@ -114,17 +114,7 @@ impl MdPlan {
             },
             body,
         )?;
-        dev.launch(
-            Launch::MdGhostUpdate {
-                pos: MdBuf::Pos,
-                src: MdBuf::GhostSrc,
-                shift: MdBuf::GhostShift,
-                status: MdBuf::Status,
-                n,
-                gcap: self.gcap,
-            },
-            self.per_body(self.gcap),
-        )?;
+        self.ghost_update(dev)?;
         if let Some(force) = gate {
             dev.mark(Some(Section::Neigh))?;
             self.queue_build(dev, force)?;

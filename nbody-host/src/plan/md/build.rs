@@ -166,17 +166,7 @@ impl MdPlan {
         let tags = super::words_tag(&dev.read(MdBuf::Tag, 0, 4 * n)?);
         let by_slot: Vec<Vec4> = tags.iter().map(|t| pos[t.id as usize]).collect();
         dev.write(MdBuf::Pos, 0, &vec4_words(&by_slot))?;
-        dev.launch(
-            Launch::MdGhostUpdate {
-                pos: MdBuf::Pos,
-                src: MdBuf::GhostSrc,
-                shift: MdBuf::GhostShift,
-                status: MdBuf::Status,
-                n: self.n,
-                gcap: self.gcap,
-            },
-            self.per_body(self.gcap),
-        )?;
+        self.ghost_update(dev)?;
         // `drift_check`'s test, in its arithmetic.
         let moved = pos.iter().zip(o.reference).any(|(q, r)| {
             let (dx, dy, dz) = (q.x - r.x, q.y - r.y, q.z - r.z);
@@ -301,6 +291,21 @@ impl MdPlan {
     /// Ghost slots for `ghosts` ghosts, with room to spare.
     fn ghost_slots(&self, ghosts: u32) -> u32 {
         (ghosts + ghosts / 4 + 32).min(7 * self.n)
+    }
+
+    /// Moves the last build's ghosts with their bodies.
+    pub(super) fn ghost_update<D: Device<MdBuf>>(&self, dev: &mut D) -> Result<()> {
+        dev.launch(
+            Launch::MdGhostUpdate {
+                pos: MdBuf::Pos,
+                src: MdBuf::GhostSrc,
+                shift: MdBuf::GhostShift,
+                status: MdBuf::Status,
+                n: self.n,
+                gcap: self.gcap,
+            },
+            self.per_body(self.gcap),
+        )
     }
 
     /// An [`Error::DeviceMemoryExceeded`] when the buffers [`grow`](Self::grow)
