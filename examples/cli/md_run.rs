@@ -342,6 +342,25 @@ fn explosion(sim: &Simulation, first: &Thermo, now: &Thermo) -> Result<()> {
     )))
 }
 
+/// Where the GPU backends' Pair, Neigh and Modify times come from (the
+/// CPU's are host time, as LAMMPS's): a note under the table.
+fn timing_source(backend: &nbody_host::BackendKind) -> Option<String> {
+    let how = match backend {
+        nbody_host::BackendKind::Cuda { name, .. } if name.starts_with("softcuda") => {
+            "device time between CUDA events around each step's launches, MODELLED by the \
+             software CUDA device's time model (softcuda), not measured"
+        }
+        nbody_host::BackendKind::Cuda { .. } => {
+            "device time between CUDA events around each step's launches (read once per batch)"
+        }
+        nbody_host::BackendKind::Emulator => "host time of the emulated launches",
+        _ => return None,
+    };
+    Some(format!(
+        "note        Pair, Neigh and Modify are {how}; Other is the rest of the loop"
+    ))
+}
+
 /// LAMMPS's "MPI task timing breakdown" of the loop, `seconds` long:
 /// the engine's pair, neighbour and integrator time within the loop (its
 /// counters at the end less those at the start, which include the set-up's
@@ -543,6 +562,9 @@ pub fn run(
     .map_err(w)?;
     if let (Some(before), Some(after)) = (before, sim.md_stats()) {
         timing(text, &before, &after, seconds, output).map_err(w)?;
+        if let Some(note) = timing_source(&sim.backend()) {
+            writeln!(text, "{note}").map_err(w)?;
+        }
     }
     if let Some(path) = &flags.save {
         reporter.phase("writing the state");

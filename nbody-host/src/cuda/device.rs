@@ -50,7 +50,7 @@ use super::limits::{check_launch, multiprocessors, shared_opt_in_bytes};
 use super::status::{driver, during};
 use crate::engine::BackendKind;
 use crate::error::{Error, Result};
-use crate::plan::device::{Device, Role};
+use crate::plan::device::{Device, Role, SECTIONS, Section};
 
 /// One CUDA device, holding the buffers of one plan keyed by its roles `K`.
 pub(crate) struct CudaDevice<K> {
@@ -91,6 +91,14 @@ struct State<K> {
     /// `stop` is recorded after `start` and not yet added to `seconds`:
     /// the next synchronisation adds it (no wait of its own).
     timing: bool,
+    /// Section marks recorded since the last synchronisation, each event
+    /// opening the section it names (`Device::mark`); the last one stays
+    /// (its section is still open).
+    marks: Vec<(Event, Option<Section>)>,
+    /// Events of folded marks, recorded again by later marks.
+    spare: Vec<Event>,
+    /// Device seconds per section, folded at each synchronisation.
+    sections: [f64; SECTIONS],
     stream: Stream,
     /// `CudaDevice::context`, raw, for making it current.
     context: sys::CUcontext,
@@ -140,6 +148,9 @@ impl<K: Role> CudaDevice<K> {
             stop: event()?,
             seconds: 0.0,
             timing: false,
+            marks: Vec::new(),
+            spare: Vec::new(),
+            sections: [0.0; SECTIONS],
             stream: Stream::new(StreamFlags::NON_BLOCKING, None)
                 .map_err(during("creating a stream"))?,
             context: context.as_raw(),
@@ -168,7 +179,30 @@ impl<K: Role> State<K> {
             .synchronize()
             .map_err(during("running the kernels"))?;
         self.pending.clear();
-        self.fold_timing(true)
+        self.fold_timing(true)?;
+        self.fold_sections()
+    }
+
+    /// Adds the time between each pair of consecutive marks to the first
+    /// one's section (the stream has drained: every event completed), and
+    /// keeps the last mark open.
+    fn fold_sections(&mut self) -> Result<()> {
+        let Some(last) = self.marks.pop() else {
+            return Ok(());
+        };
+        let mut next = &last.0;
+        for (event, section) in self.marks.iter().rev() {
+            if let Some(s) = section {
+                let ms = next
+                    .elapsed_time_f32(event)
+                    .map_err(during("timing the sections"))?;
+                self.sections[*s as usize] += ms as f64 / 1e3;
+            }
+            next = event;
+        }
+        self.spare.extend(self.marks.drain(..).map(|(e, _)| e));
+        self.marks.push(last);
+        Ok(())
     }
 
     /// Adds the batch between `start` and `stop` to `seconds`, if one ended
@@ -443,5 +477,29 @@ impl<K: Role> Device<K> for CudaDevice<K> {
 
     fn seconds(&self) -> Option<f64> {
         Some(self.state.seconds)
+    }
+
+    /// Records an event unless the open section is `section` already.
+    fn mark(&mut self, section: Option<Section>) -> Result<()> {
+        let d = &mut *self.state;
+        if d.marks.last().is_some_and(|(_, open)| *open == section)
+            || (d.marks.is_empty() && section.is_none())
+        {
+            return Ok(());
+        }
+        d.enter()?;
+        let event = match d.spare.pop() {
+            Some(e) => e,
+            None => Event::new(EventFlags::DEFAULT).map_err(during("creating events"))?,
+        };
+        event
+            .record(&d.stream)
+            .map_err(during("recording an event"))?;
+        d.marks.push((event, section));
+        Ok(())
+    }
+
+    fn section_seconds(&self) -> Option<[f64; SECTIONS]> {
+        Some(self.state.sections)
     }
 }

@@ -15,7 +15,7 @@ use super::device_memory::DeviceMemory;
 use super::launch::{LaunchOptions, launch};
 use crate::engine::BackendKind;
 use crate::error::{Error, Result};
-use crate::plan::device::{Device, Role};
+use crate::plan::device::{Device, HostSections, Role, SECTIONS, Section};
 
 /// Dynamic shared memory a block may use on sm_70 (Volta) after opting in:
 /// the emulator holds the kernels to the smallest GPU the PTX targets, so
@@ -32,6 +32,8 @@ impl Buffer for &DeviceMemory {
 pub(crate) struct EmulatedDevice<K> {
     buffers: BTreeMap<K, DeviceMemory>,
     options: LaunchOptions,
+    /// Host time per section (launches run when queued).
+    sections: HostSections,
 }
 
 impl<K: Role> EmulatedDevice<K> {
@@ -40,6 +42,7 @@ impl<K: Role> EmulatedDevice<K> {
         EmulatedDevice {
             buffers: BTreeMap::new(),
             options,
+            sections: HostSections::default(),
         }
     }
 
@@ -137,6 +140,15 @@ impl<K: Role> Device<K> for EmulatedDevice<K> {
     /// Every launch has run to completion when `launch` returns.
     fn synchronize(&mut self) -> Result<()> {
         Ok(())
+    }
+
+    fn mark(&mut self, section: Option<Section>) -> Result<()> {
+        self.sections.mark(section);
+        Ok(())
+    }
+
+    fn section_seconds(&self) -> Option<[f64; SECTIONS]> {
+        Some(self.sections.seconds())
     }
 }
 

@@ -176,6 +176,13 @@ pub(crate) struct NeighbourOrigin {
     /// The box at that build, where a barostat has changed it since
     /// (`None`: the box now).
     pub lengths: Option<[f32; 3]>,
+    /// The positions as the engine holds them between builds (user order),
+    /// where it does not wrap them every step: the GPU plan keeps them in
+    /// the last build's frame, up to half the skin outside the box, and a
+    /// wrapped position below 0 loses bits (`x + L` rounds), so a
+    /// bit-identical continuation needs these (`None`: the CPU, which wraps
+    /// every step).
+    pub frame: Option<Vec<[f32; 3]>>,
 }
 
 #[cfg(test)]

@@ -131,6 +131,65 @@ pub(crate) trait Device<K: Role>: Send {
     fn seconds(&self) -> Option<f64> {
         None
     }
+
+    /// Marks where `section` starts in the queued work (`None`: an untimed
+    /// gap, such as the host reading a batch's status): the device time to
+    /// the next mark is the section's, added at the next
+    /// [`read`](Self::read) or [`synchronize`](Self::synchronize) (CUDA:
+    /// an event recorded on the stream, never waited for on its own, so
+    /// timing adds no host round trip).
+    fn mark(&mut self, section: Option<Section>) -> Result<()> {
+        let _ = section;
+        Ok(())
+    }
+
+    /// Device seconds per [`Section`] (indexed by `Section as usize`) up to
+    /// the last read or synchronisation; `None` where nothing is timed.
+    fn section_seconds(&self) -> Option<[f64; SECTIONS]> {
+        None
+    }
+}
+
+/// A part of a short-range step, timed by [`Device::mark`]: the rows of
+/// LAMMPS's timing table that `MdStats` reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Section {
+    /// The force kernel.
+    Pair = 0,
+    /// The device-decided builds (gate, sort, ghosts, lists).
+    Neigh = 1,
+    /// Kicks, drifts, the ghosts following their bodies, the finiteness
+    /// check, a batch's saved start.
+    Modify = 2,
+    /// Energy and virial sums.
+    Thermo = 3,
+}
+
+/// Number of [`Section`]s.
+pub(crate) const SECTIONS: usize = 4;
+
+/// Section times of a device whose launches run when queued (the
+/// emulator): host time from one mark to the next.
+#[derive(Debug, Default)]
+pub(crate) struct HostSections {
+    open: Option<(std::time::Instant, Section)>,
+    seconds: [f64; SECTIONS],
+}
+
+impl HostSections {
+    /// Closes the open section and opens `section`.
+    pub(crate) fn mark(&mut self, section: Option<Section>) {
+        let now = std::time::Instant::now();
+        if let Some((t, s)) = self.open.take() {
+            self.seconds[s as usize] += now.duration_since(t).as_secs_f64();
+        }
+        self.open = section.map(|s| (now, s));
+    }
+
+    /// The closed sections' seconds.
+    pub(crate) fn seconds(&self) -> [f64; SECTIONS] {
+        self.seconds
+    }
 }
 
 /// Bodies or vectors as words, four per [`Vec4`].

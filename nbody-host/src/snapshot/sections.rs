@@ -14,6 +14,7 @@
 //! | `IMGS` | `N` image counters `[i32; 3]`, in body order |
 //! | `NREF` | where the lists were built: steps since (`u64`), then `N` positions `[f32; 3]` in body order |
 //! | `NBOX` | the box of that build, where a barostat has changed it since: `Lx, Ly, Lz` (`f32`) |
+//! | `NFRM` | the positions in that build's frame (the GPU plan's, unwrapped up to half the skin): `N` × `[f32; 3]` in body order |
 //! | `ENSM` | the ensemble (`md::Ensemble`): a code (`u8`: 1 NVT, 2 Langevin, 3 rescaling, 4 NPT) and its values (`f64` temperatures, times and pressure, `u32` chains and interval, `u64` seed and ramp); absent for NVE |
 //! | `ENST` | the ensemble's state: the Nosé–Hoover chains (`eta`, `eta_dot`, `eta_dotdot`, 8, 9, 8 `f64`; the barostat's likewise), `omega`, `omega_dot`, the MTK term, `V0`, the thermostat's temperature, the box (3), the exchanged energy, the last step's (`f64`), the steps taken (`u64`) |
 //! | `KICK` | Langevin's last friction and random force over mass per body, `[f32; 3]` in body order |
@@ -52,6 +53,8 @@ pub(super) struct Sections {
     pub origin: Option<NeighbourOrigin>,
     /// `NBOX` (joined to `origin` at the end: the sections come in any order).
     pub build_box: Option<[f32; 3]>,
+    /// `NFRM` (joined to `origin` at the end, as `NBOX`).
+    pub frame: Option<Vec<[f32; 3]>>,
     pub ensemble: Option<Ensemble>,
     /// The `ENST` and `KICK` payloads (decoded with the ensemble, in any order).
     pub ensemble_state: Option<Vec<u8>>,
@@ -175,6 +178,14 @@ pub(super) fn encode(
             if let Some(l) = origin.lengths {
                 let p: Vec<u8> = l.iter().flat_map(|x| x.to_le_bytes()).collect();
                 section(&mut out, b"NBOX", &p);
+            }
+            if let Some(frame) = &origin.frame {
+                let p: Vec<u8> = frame
+                    .iter()
+                    .flatten()
+                    .flat_map(|x| x.to_le_bytes())
+                    .collect();
+                section(&mut out, b"NFRM", &p);
             }
         }
         if let Some(state) = &md.ensemble {
@@ -399,17 +410,21 @@ pub(super) fn decode(bytes: &[u8], n: usize) -> Result<Sections, String> {
                 want(8 + 12 * n)?;
                 let since_build = r.u64();
                 let reference = (0..n).map(|_| [0; 3].map(|_| r.f32())).collect();
-                let lengths = s.origin.as_ref().and_then(|o| o.lengths);
                 s.origin = Some(NeighbourOrigin {
                     reference,
                     since_build,
-                    lengths,
+                    lengths: None,
+                    frame: None,
                 });
             }
             b"NBOX" => {
                 want(12)?;
                 let l = [0; 3].map(|_| r.f32());
                 s.build_box = Some(l);
+            }
+            b"NFRM" => {
+                want(12 * n)?;
+                s.frame = Some((0..n).map(|_| [0; 3].map(|_| r.f32())).collect());
             }
             b"ENSM" => s.ensemble = Some(Ensemble::decode(payload)?),
             b"ENST" => s.ensemble_state = Some(payload.to_vec()),
@@ -511,6 +526,7 @@ impl Sections {
         }
         let neighbours = self.origin.map(|o| NeighbourOrigin {
             lengths: self.build_box,
+            frame: self.frame,
             ..o
         });
         Ok(Some(MdState {

@@ -368,6 +368,7 @@ impl Engine for MdEngine {
                 reference: (0..self.n).map(|u| [x[u], y[u], z[u]]).collect(),
                 since_build: nbr.since_build,
                 lengths: (Some(nbr.lengths) != self.lengths).then_some(nbr.lengths),
+                frame: None,
             }
         });
         Ok(Some(MdState {

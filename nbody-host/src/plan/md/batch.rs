@@ -28,7 +28,7 @@ use gpu_kernels::periodic::{
 use super::{MdBuf, MdPlan, words_tag};
 use crate::engine::Divergence;
 use crate::error::Result;
-use crate::plan::device::Device;
+use crate::plan::device::{Device, Section};
 
 /// Steps queued between two reads of the status words: at most one host
 /// round trip per 64 steps (issue 23 asks for at most one per 8), and a
@@ -100,6 +100,7 @@ impl MdPlan {
     fn queue_step<D: Device<MdBuf>>(&self, dev: &mut D, s: u32, gate: Option<u32>) -> Result<()> {
         let n = self.n;
         let body = self.per_body(n);
+        dev.mark(Some(Section::Modify))?;
         self.kick(dev)?;
         dev.launch(
             Launch::MdDrift {
@@ -113,21 +114,14 @@ impl MdPlan {
             },
             body,
         )?;
-        dev.launch(
-            Launch::MdGhostUpdate {
-                pos: MdBuf::Pos,
-                src: MdBuf::GhostSrc,
-                shift: MdBuf::GhostShift,
-                status: MdBuf::Status,
-                n,
-                gcap: self.gcap,
-            },
-            self.per_body(self.gcap),
-        )?;
+        self.ghost_update(dev)?;
         if let Some(force) = gate {
+            dev.mark(Some(Section::Neigh))?;
             self.queue_build(dev, force)?;
         }
+        dev.mark(Some(Section::Pair))?;
         self.forces(dev, false)?;
+        dev.mark(Some(Section::Modify))?;
         self.kick(dev)?;
         dev.launch(
             Launch::CheckFinite {
@@ -174,6 +168,7 @@ impl MdPlan {
 
     /// One batch of `steps` steps (see the module documentation).
     fn run_batch<D: Device<MdBuf>>(&mut self, dev: &mut D, steps: u32) -> Result<BatchEnd> {
+        dev.mark(Some(Section::Modify))?;
         self.clear_batch_words(dev)?;
         self.save(dev)?;
         let since = self.since_build;
@@ -181,6 +176,7 @@ impl MdPlan {
             for s in 1..=steps {
                 self.queue_step(dev, s, self.gate_of(since, s))?;
             }
+            dev.mark(None)?;
             let status = dev.read(MdBuf::Status, 0, STATUS_WORDS as usize)?;
             self.check_lost(&status)?;
             if status[STATUS_GHOST_NEED as usize] > self.gcap
@@ -188,16 +184,19 @@ impl MdPlan {
             {
                 // Grow, then run the batch again from its start.
                 self.grow(dev, &status)?;
+                dev.mark(Some(Section::Neigh))?;
                 self.restore(dev)?;
                 continue;
             }
             let first_bad = status[STATUS_FINITE as usize];
             if first_bad != ALL_FINITE {
                 // Again up to the step that went wrong, then name a body.
+                dev.mark(Some(Section::Neigh))?;
                 self.restore(dev)?;
                 for s in 1..=first_bad {
                     self.queue_step(dev, s, self.gate_of(since, s))?;
                 }
+                dev.mark(None)?;
                 let status = dev.read(MdBuf::Status, 0, STATUS_WORDS as usize)?;
                 self.account(&status, since, first_bad);
                 let slot = status[STATUS_FINITE as usize + 1] as usize;

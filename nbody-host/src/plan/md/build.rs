@@ -8,7 +8,8 @@ use gpu_kernels::Vec4;
 use gpu_kernels::entry::Launch;
 use gpu_kernels::integrate::ALL_FINITE;
 use gpu_kernels::periodic::{
-    GATE_QUIET, STATUS_GHOST_NEED, STATUS_GHOSTS, STATUS_NEIGHBOURS, STATUS_SCRATCH, STATUS_WORDS,
+    GATE_QUIET, STATUS_GHOST_NEED, STATUS_GHOSTS, STATUS_MOVED, STATUS_NEIGHBOURS, STATUS_SCRATCH,
+    STATUS_SINCE, STATUS_WORDS,
 };
 use gpu_kernels::shape;
 
@@ -16,6 +17,14 @@ use super::params::invalid;
 use super::{MdBuf, MdPlan, with_headroom};
 use crate::error::{Error, Result};
 use crate::plan::device::{Device, vec4_words};
+
+/// Where a continued run's lists were built, on the device's terms.
+pub(crate) struct Origin<'a> {
+    /// Positions at that build (user order; masses in `w`).
+    pub reference: &'a [Vec4],
+    /// Steps since it.
+    pub since: u64,
+}
 
 impl MdPlan {
     /// Uploads the bodies (positions with masses in `w`, velocities),
@@ -27,12 +36,14 @@ impl MdPlan {
         pos: &[Vec4],
         vel: &[Vec4],
     ) -> Result<()> {
-        self.start_with(dev, pos, vel, &[], &[])
+        self.start_with(dev, pos, vel, &[], &[], None)
     }
 
     /// `start` with image counters per body to start from (none: all zero),
-    /// as a continued run has them, and the bodies' atom types (none: all
-    /// type 0).
+    /// as a continued run has them, the bodies' atom types (none: all
+    /// type 0), and where a continued run's lists were built (then `pos`
+    /// are in that build's frame, and the continuation is bit for bit the
+    /// run it continues).
     pub(crate) fn start_with<D: Device<MdBuf>>(
         &mut self,
         dev: &mut D,
@@ -40,6 +51,7 @@ impl MdPlan {
         vel: &[Vec4],
         images: &[[i32; 3]],
         types: &[u32],
+        origin: Option<&Origin>,
     ) -> Result<()> {
         let n = self.n as usize;
         if !types.is_empty() && types.len() != n {
@@ -53,6 +65,14 @@ impl MdPlan {
             return Err(Error::InvalidCombination(format!(
                 "{} image counters for {n} bodies",
                 images.len()
+            )));
+        }
+        if let Some(o) = origin
+            && o.reference.len() != n
+        {
+            return Err(Error::InvalidCombination(format!(
+                "a neighbour origin of {} positions for {n} bodies",
+                o.reference.len()
             )));
         }
         if pos.len() != n || vel.len() != n {
@@ -84,10 +104,93 @@ impl MdPlan {
                 ));
             }
         }
+        let sized = self.buffer_words()?;
+        if let Some(free) = dev.free_bytes()? {
+            let needed = sized.iter().map(|&(_, w)| 4 * w.max(1) as u64).sum();
+            if needed > free {
+                return Err(Error::DeviceMemoryExceeded {
+                    n,
+                    needed,
+                    available: free,
+                });
+            }
+        }
+        for (buf, words) in sized {
+            dev.alloc(buf, words, false)?;
+        }
+        // A continuation builds from where its lists were built.
+        dev.write(
+            MdBuf::Pos,
+            0,
+            &vec4_words(origin.map_or(pos, |o| o.reference)),
+        )?;
+        dev.write(MdBuf::Vel, 0, &vec4_words(vel))?;
+        let tags: Vec<u32> = (0..self.n)
+            .flat_map(|id| {
+                let [x, y, z] = images.get(id as usize).copied().unwrap_or([0; 3]);
+                [x as u32, y as u32, z as u32, id]
+            })
+            .collect();
+        dev.write(MdBuf::Tag, 0, &tags)?;
+        if !types.is_empty() {
+            dev.write(MdBuf::Type, 0, types)?;
+        }
+        let table: Vec<u32> = self
+            .params
+            .pair
+            .table()
+            .iter()
+            .map(|w| w.to_bits())
+            .collect();
+        dev.write(MdBuf::PairTable, 0, &table)?;
+        dev.write(MdBuf::Status, 0, &[ALL_FINITE, 0])?;
+        self.first_build(dev)?;
+        if let Some(o) = origin {
+            self.place_frame(dev, pos, o)?;
+        }
+        self.forces(dev, false)
+    }
+
+    /// After a continuation's build from its reference positions: the
+    /// bodies' positions `pos` (user order, that build's frame) where the
+    /// build put their bodies, the ghosts moved with them, and the rebuild
+    /// trigger and the steps since the build as the run had them (a
+    /// fixed interval leaves the trigger set until its next build).
+    fn place_frame<D: Device<MdBuf>>(
+        &mut self,
+        dev: &mut D,
+        pos: &[Vec4],
+        o: &Origin,
+    ) -> Result<()> {
+        let n = self.n as usize;
+        let tags = super::words_tag(&dev.read(MdBuf::Tag, 0, 4 * n)?);
+        let by_slot: Vec<Vec4> = tags.iter().map(|t| pos[t.id as usize]).collect();
+        dev.write(MdBuf::Pos, 0, &vec4_words(&by_slot))?;
+        self.ghost_update(dev)?;
+        // `drift_check`'s test, in its arithmetic.
+        let moved = pos.iter().zip(o.reference).any(|(q, r)| {
+            let (dx, dy, dz) = (q.x - r.x, q.y - r.y, q.z - r.z);
+            let d2 = dz.mul_add(dz, dy.mul_add(dy, dx * dx));
+            // NaN is not within, as there.
+            let within = d2 <= self.limit2;
+            !within
+        });
+        let since = o.since.min(u32::MAX as u64);
+        dev.write(MdBuf::Status, STATUS_MOVED as usize, &[moved as u32])?;
+        dev.write(MdBuf::Status, STATUS_SINCE as usize, &[since as u32])?;
+        self.since_build = since;
+        Ok(())
+    }
+
+    /// Every buffer of the plan and its words (the ghost slots and list
+    /// capacity as they are now); with [`Device::free_bytes`] the check,
+    /// before anything is allocated, that the device holds them.
+    fn buffer_words(&self) -> Result<Vec<(MdBuf, usize)>> {
+        let n = self.n as usize;
         let cells = self.cell_count() as usize;
         let scan_grids =
             shape::scan(self.n.max(self.cell_count() + 1), self.params.scan_block).grid;
-        let sized = [
+        Ok(vec![
             (MdBuf::Pos, 4 * (n + self.gcap as usize)),
             (MdBuf::PosNext, 4 * (n + self.gcap as usize)),
             (MdBuf::Vel, 4 * n),
@@ -122,33 +225,7 @@ impl MdPlan {
             (MdBuf::SavedAcc, 4 * n),
             (MdBuf::SavedReference, 4 * n),
             (MdBuf::SavedStatus, STATUS_WORDS as usize),
-        ];
-        for (buf, words) in sized {
-            dev.alloc(buf, words, false)?;
-        }
-        dev.write(MdBuf::Pos, 0, &vec4_words(pos))?;
-        dev.write(MdBuf::Vel, 0, &vec4_words(vel))?;
-        let tags: Vec<u32> = (0..self.n)
-            .flat_map(|id| {
-                let [x, y, z] = images.get(id as usize).copied().unwrap_or([0; 3]);
-                [x as u32, y as u32, z as u32, id]
-            })
-            .collect();
-        dev.write(MdBuf::Tag, 0, &tags)?;
-        if !types.is_empty() {
-            dev.write(MdBuf::Type, 0, types)?;
-        }
-        let table: Vec<u32> = self
-            .params
-            .pair
-            .table()
-            .iter()
-            .map(|w| w.to_bits())
-            .collect();
-        dev.write(MdBuf::PairTable, 0, &table)?;
-        dev.write(MdBuf::Status, 0, &[ALL_FINITE, 0])?;
-        self.first_build(dev)?;
-        self.forces(dev, false)
+        ])
     }
 
     /// The first build, the ghost and list buffers grown until everything
@@ -187,8 +264,9 @@ impl MdPlan {
         let ghosts = status[STATUS_GHOST_NEED as usize].max(status[STATUS_GHOSTS as usize]);
         let needed = status[STATUS_NEIGHBOURS as usize];
         let mut grew = false;
+        self.check_growth(dev, ghosts, needed)?;
         if ghosts > self.gcap {
-            self.gcap = (ghosts + ghosts / 4 + 32).min(7 * n);
+            self.gcap = self.ghost_slots(ghosts);
             let words = 4 * (n + self.gcap) as usize;
             dev.alloc(MdBuf::Pos, words, true)?;
             dev.alloc(MdBuf::PosNext, words, false)?;
@@ -208,6 +286,52 @@ impl MdPlan {
             dev.write(MdBuf::Status, STATUS_GHOST_NEED as usize, &[0])?;
         }
         Ok(grew)
+    }
+
+    /// Ghost slots for `ghosts` ghosts, with room to spare.
+    fn ghost_slots(&self, ghosts: u32) -> u32 {
+        (ghosts + ghosts / 4 + 32).min(7 * self.n)
+    }
+
+    /// Moves the last build's ghosts with their bodies.
+    pub(super) fn ghost_update<D: Device<MdBuf>>(&self, dev: &mut D) -> Result<()> {
+        dev.launch(
+            Launch::MdGhostUpdate {
+                pos: MdBuf::Pos,
+                src: MdBuf::GhostSrc,
+                shift: MdBuf::GhostShift,
+                status: MdBuf::Status,
+                n: self.n,
+                gcap: self.gcap,
+            },
+            self.per_body(self.gcap),
+        )
+    }
+
+    /// An [`Error::DeviceMemoryExceeded`] when the buffers [`grow`](Self::grow)
+    /// would allocate for `ghosts` ghosts and `needed` list entries per body
+    /// do not fit in the device's free memory (the old ones still held).
+    fn check_growth<D: Device<MdBuf>>(&self, dev: &mut D, ghosts: u32, needed: u32) -> Result<()> {
+        let (n, mut grown) = (self.n as u64, 0u64);
+        if ghosts > self.gcap {
+            let gcap = self.ghost_slots(ghosts) as u64;
+            // Pos, PosNext (4 words), Type, TypeNext, GhostSrc, GhostShift.
+            grown += 4 * (2 * 4 * (n + gcap) + 2 * (n + gcap) + 5 * gcap);
+        }
+        if needed > 0 {
+            grown += 4 * shape::neighbour_stride(self.n) as u64 * with_headroom(needed) as u64;
+        }
+        if grown > 0
+            && let Some(free) = dev.free_bytes()?
+            && grown > free
+        {
+            return Err(Error::DeviceMemoryExceeded {
+                n: self.n as usize,
+                needed: grown,
+                available: free,
+            });
+        }
+        Ok(())
     }
 
     /// Exclusive scan of `len` words of `buf` in place; the total goes to

@@ -5,13 +5,16 @@
 
 use glam::Vec3;
 
+use super::build::Origin;
 use super::{MdBuf, MdParams, MdPlan, words_tag};
 use crate::config::Params;
 use crate::engine::{BackendKind, Divergence, Engine};
 use crate::error::{Error, Result};
 use crate::integrator::Integrator;
-use crate::md::{Boundary, Enumeration, Lists, MdState, MdStats, Rebuild, ThermoSums};
-use crate::plan::device::{Device, words_vec4};
+use crate::md::{
+    Boundary, Enumeration, Lists, MdState, MdStats, NeighbourOrigin, Rebuild, ThermoSums,
+};
+use crate::plan::device::{Device, Section, words_vec4};
 use crate::state::{Bodies, Energy};
 
 /// The MD plan's parameters for `params`, and its rebuild interval (`None`:
@@ -90,6 +93,52 @@ pub(crate) fn md_params(params: &Params) -> Result<(MdParams, Option<u32>)> {
     Ok((p, every))
 }
 
+/// A continuation from `origin` (the lists' reference positions, masses
+/// in `w`, and the steps since their build), with `pos` moved into its
+/// frame and `images` taken back by what that moved: only where the origin
+/// has the GPU's frame, every frame position wraps to the body's position
+/// bit for bit, and the box is the build's (otherwise `None`, a fresh
+/// build: a CPU's or an edited state continues to rounding).
+fn continuation(
+    origin: &NeighbourOrigin,
+    pos: &mut [gpu_kernels::Vec4],
+    images: &mut Vec<[i32; 3]>,
+    lengths: [f32; 3],
+) -> Option<(Vec<gpu_kernels::Vec4>, u64)> {
+    let frame = origin.frame.as_ref()?;
+    let n = pos.len();
+    if origin.lengths.is_some() || frame.len() != n || origin.reference.len() != n {
+        return None;
+    }
+    if images.is_empty() {
+        images.resize(n, [0; 3]);
+    }
+    let mut moved = vec![[0i32; 3]; n];
+    for (i, f) in frame.iter().enumerate() {
+        let p = pos[i].to_array();
+        for a in 0..3 {
+            let (w, k) = gpu_kernels::periodic::wrap(f[a], lengths[a]);
+            if w.to_bits() != p[a].to_bits() {
+                return None;
+            }
+            moved[i][a] = k;
+        }
+    }
+    for ((p, f), (image, k)) in pos.iter_mut().zip(frame).zip(images.iter_mut().zip(&moved)) {
+        (p.x, p.y, p.z) = (f[0], f[1], f[2]);
+        for a in 0..3 {
+            image[a] = image[a].wrapping_sub(k[a]);
+        }
+    }
+    let reference = origin
+        .reference
+        .iter()
+        .zip(pos.iter())
+        .map(|(r, p)| gpu_kernels::Vec4::new(r[0], r[1], r[2], p.w))
+        .collect();
+    Some((reference, origin.since_build))
+}
+
 /// The closest body to `i` (minimum image in the box `lengths`) and the
 /// distance: who overlaps `i`.
 pub(crate) fn nearest(bodies: &Bodies, lengths: [f32; 3], i: usize) -> (usize, f64) {
@@ -146,10 +195,17 @@ impl<D: Device<MdBuf>> MdPlanEngine<D> {
         let mut plan = MdPlan::new(bodies.len(), md)?;
         plan.set_rebuild_every(every);
         let mut dev = open()?;
-        let (pos, vel) = bodies.to_device_layout();
-        let images = start.map(|s| &s.images[..]).unwrap_or(&[]);
+        let (mut pos, vel) = bodies.to_device_layout();
+        let mut images = start.map(|s| s.images.clone()).unwrap_or_default();
         let types = start.map(|s| s.types.clone()).unwrap_or_default();
-        plan.start_with(&mut dev, &pos, &vel, images, &types)?;
+        let reference = start
+            .and_then(|s| s.neighbours.as_ref())
+            .and_then(|o| continuation(o, &mut pos, &mut images, lengths));
+        let origin = reference.as_ref().map(|(reference, since)| Origin {
+            reference,
+            since: *since,
+        });
+        plan.start_with(&mut dev, &pos, &vel, &images, &types, origin.as_ref())?;
         let mut engine = MdPlanEngine { plan, dev, types };
         let acc = engine.read_accelerations()?;
         if let Some(i) = acc.iter().position(|a| !a.is_finite()) {
@@ -228,6 +284,7 @@ impl<D: Device<MdBuf>> Engine for MdPlanEngine<D> {
 
     fn md_stats(&self) -> Option<MdStats> {
         let [x, y, z] = self.plan.cells();
+        let t = self.dev.section_seconds().unwrap_or_default();
         Some(MdStats {
             builds: self.plan.builds(),
             dangerous_builds: self.plan.dangerous_builds(),
@@ -235,18 +292,25 @@ impl<D: Device<MdBuf>> Engine for MdPlanEngine<D> {
             // Full lists: every pair twice; each thread runs its own list.
             neighbours_per_atom: self.plan.entries_per_body(),
             lanes_per_atom: self.plan.entries_per_body(),
-            // Not timed per part: the kernels run asynchronously.
-            ..MdStats::default()
+            // Device time per section (CUDA events; on the software device
+            // its modelled clock), as of the last read.
+            pair_seconds: t[Section::Pair as usize],
+            neighbour_seconds: t[Section::Neigh as usize],
+            integrate_seconds: t[Section::Modify as usize],
+            thermo_seconds: t[Section::Thermo as usize],
         })
     }
 
-    /// The image counters only: the GPU's within-cell order depends on the
-    /// order before each build, so a continuation rebuilds its lists (the
-    /// physics continues; the bits of the sums' order need not).
+    /// The image counters, and where the lists were built with the
+    /// positions in that build's frame: a continuation rebuilds the same
+    /// lists (a build depends on the reference positions and the ids only,
+    /// `gpu_kernels::binning`) and runs on bit for bit.
     fn md_state(&mut self) -> Result<Option<MdState>> {
+        let state = self.plan.read_state(&mut self.dev)?;
         Ok(Some(MdState {
             types: self.types.clone(),
-            ..MdState::with_images(self.plan.read_state(&mut self.dev)?.images)
+            neighbours: Some(self.plan.read_origin(&mut self.dev)?),
+            ..MdState::with_images(state.images)
         }))
     }
 }

@@ -10,7 +10,8 @@ use gpu_kernels::shape;
 
 use super::{MdBuf, MdPlan, words_tag};
 use crate::error::Result;
-use crate::plan::device::{Device, words_vec4};
+use crate::md::NeighbourOrigin;
+use crate::plan::device::{Device, Section, words_vec4};
 
 /// Energies and pressure of the current state, summed in `f64`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -81,7 +82,9 @@ impl MdPlan {
     /// Kinetic and potential energy, virial and pressure of the current
     /// state (recomputes the forces, which are unchanged).
     pub(crate) fn thermo<D: Device<MdBuf>>(&self, dev: &mut D) -> Result<Thermo> {
+        dev.mark(Some(Section::Thermo))?;
         self.forces(dev, true)?;
+        dev.mark(None)?;
         let blocks = shape::pair_partials(self.n, self.params.block) / THERMO_PARTIALS;
         let words = dev.read(MdBuf::Partials, 0, 2 * (THERMO_PARTIALS * blocks) as usize)?;
         let values: Vec<f64> = words
@@ -103,6 +106,27 @@ impl MdPlan {
             potential,
             virial,
             pressure: (2.0 * kinetic + virial) / (3.0 * volume),
+        })
+    }
+
+    /// Where the lists were built, in the caller's order: the reference
+    /// positions, the positions in that build's frame (as the device holds
+    /// them, unwrapped), and the steps since the build.
+    pub(crate) fn read_origin<D: Device<MdBuf>>(&self, dev: &mut D) -> Result<NeighbourOrigin> {
+        let n = self.n as usize;
+        let pos = words_vec4(&dev.read(MdBuf::Pos, 0, 4 * n)?);
+        let reference = words_vec4(&dev.read(MdBuf::Reference, 0, 4 * n)?);
+        let tags = words_tag(&dev.read(MdBuf::Tag, 0, 4 * n)?);
+        let (mut r, mut f) = (vec![[0.0; 3]; n], vec![[0.0; 3]; n]);
+        for ((p, q), t) in pos.iter().zip(&reference).zip(&tags) {
+            f[t.id as usize] = [p.x, p.y, p.z];
+            r[t.id as usize] = [q.x, q.y, q.z];
+        }
+        Ok(NeighbourOrigin {
+            reference: r,
+            since_build: self.since_build,
+            lengths: None,
+            frame: Some(f),
         })
     }
 

@@ -147,6 +147,7 @@ impl Case {
             &Case::vec4(&self.vel, &zeros),
             &[],
             &self.types,
+            None,
         )
         .unwrap_or_else(|e| panic!("{}: {e}", self.name));
         plan
