@@ -34,8 +34,8 @@
 #     engine asks for; about 2 s deterministic, 10 s adversarial);
 #   - the thermostats on the GPU MD plan (tests/md_gpu_ensemble.rs cuda::,
 #     256 atoms: NVT, Langevin, rescaling against the CPU engine over 200
-#     steps in the deterministic schedule; the same bits on every run and
-#     bit-identical checkpoint resumes in every schedule), and the md driver
+#     steps and bit-identical checkpoint resumes in the deterministic
+#     schedule; the same bits on every run in every schedule), and the md driver
 #     with --backend cuda against --backend cpu, NVE, NVT and Langevin, 50
 #     steps (scripts/softcuda-md-e2e.sh);
 #   - the Hermite integrator on Backend::Cuda (tests/hermite_gpu.rs cuda:::
@@ -81,7 +81,8 @@ suite() {
   $sc cargo test -q -p nbody-host --features cuda --test gpu_path
   $sc cargo test -q -p nbody-host --features cuda --test snapshot kill_and_resume
   $sc cargo test -q -p nbody-host --features cuda --test md_gpu cuda::
-  # (The 200-step comparisons with the CPU in the deterministic schedule only.)
+  # (The 200-step comparisons with the CPU and the resumes in the
+  # deterministic schedule only: 37 s there; the rest 30 s per adversarial seed.)
   $sc cargo test -q -p nbody-host --features cuda --test md_gpu_ensemble cuda:: -- ${ENSEMBLE_SKIP:-}
   # (The N = 65,536 force-error test in the deterministic schedule only.)
   $sc cargo test -q -p nbody-host --features cuda --test hermite_gpu cuda:: -- ${HERMITE_SKIP:-}
@@ -93,7 +94,7 @@ SOFTCUDA_SCHEDULE=deterministic suite
 for seed in 1 2 3; do
   step "adversarial schedule, seed $seed"
   SOFTCUDA_SCHEDULE=adversarial SOFTCUDA_SEED=$seed HERMITE_SKIP="--skip 65536" \
-    ENSEMBLE_SKIP="--skip follows_the_cpu" suite
+    ENSEMBLE_SKIP="--skip follows_the_cpu --skip checkpoints" suite
 done
 
 step "issue 23: host round trips per run (gravity, safe-rebuild MD), force threads at N = 4096 (tests/round_trips.rs, counted in the driver's log)"
