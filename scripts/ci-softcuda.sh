@@ -25,8 +25,9 @@
 #   - issue 23 (tests/round_trips.rs): a gravity run of K steps waits for
 #     the device as often for K = 200 as for K = 20, a safe-rebuild
 #     Lennard-Jones run waits at most once per 8 steps (builds decided on
-#     the device), and N = 4096 with the default kernel launches at least
-#     65,536 force threads;
+#     the device; so does a thermostatted one, NVT and Langevin), and
+#     N = 4096 with the default kernel launches at least 65,536 force
+#     threads;
 #   - Lennard-Jones through the GPU MD plan on Backend::Cuda (tests/md_gpu.rs
 #     cuda::, 256 atoms against the CPU engine and the f64 oracle through
 #     rebuilds, checkpoints, errors, and with the non-blocking stream the
@@ -35,6 +36,12 @@
 #     time split from CUDA events (modelled here), a checkpoint resumed bit
 #     for bit under every schedule, and Error::DeviceMemoryExceeded on a
 #     1 MiB device before anything is allocated; about 15 s deterministic;
+#   - the thermostats on the GPU MD plan (tests/md_gpu_ensemble.rs cuda::,
+#     256 atoms: NVT, Langevin, rescaling against the CPU engine over 200
+#     steps and bit-identical checkpoint resumes in the deterministic
+#     schedule; the same bits on every run in every schedule), and the md driver
+#     with --backend cuda against --backend cpu, NVE, NVT and Langevin, 50
+#     steps (scripts/softcuda-md-e2e.sh);
 #   - the Hermite integrator on Backend::Cuda (tests/hermite_gpu.rs cuda:::
 #     the block-step engine against the CPU engine, the same bits on every
 #     run, and, deterministic schedule only, the mixed kernel's force error
@@ -65,7 +72,7 @@ cd "$root"
 start=$(date +%s)
 step() { printf '\n---- softcuda [%4ds] %s\n' "$(($(date +%s) - start))" "$*"; }
 sc=scripts/with-softcuda.sh
-tests=(--test correctness --test cuda_backend --test cuda_block_pair --test gpu_path --test snapshot --test md_gpu --test md_gpu_like_cpu --test gpu_bits --test round_trips --test hermite_gpu)
+tests=(--test correctness --test cuda_backend --test cuda_block_pair --test gpu_path --test snapshot --test md_gpu --test md_gpu_like_cpu --test md_gpu_ensemble --test gpu_bits --test round_trips --test hermite_gpu)
 
 step "build: the driver, nbody-host --features cuda linked against it"
 $sc cargo test -q -p nbody-host --features cuda "${tests[@]}" --no-run
@@ -79,6 +86,9 @@ suite() {
   $sc cargo test -q -p nbody-host --features cuda --test snapshot kill_and_resume
   $sc cargo test -q -p nbody-host --features cuda --test md_gpu cuda::
   $sc cargo test -q -p nbody-host --features cuda --test md_gpu_like_cpu cuda::
+  # (The 200-step comparisons with the CPU and the resumes in the
+  # deterministic schedule only: 37 s there; the rest 30 s per adversarial seed.)
+  $sc cargo test -q -p nbody-host --features cuda --test md_gpu_ensemble cuda:: -- ${ENSEMBLE_SKIP:-}
   # (The N = 65,536 force-error test in the deterministic schedule only.)
   $sc cargo test -q -p nbody-host --features cuda --test hermite_gpu cuda:: -- ${HERMITE_SKIP:-}
 }
@@ -88,7 +98,8 @@ SOFTCUDA_SCHEDULE=deterministic suite
 
 for seed in 1 2 3; do
   step "adversarial schedule, seed $seed"
-  SOFTCUDA_SCHEDULE=adversarial SOFTCUDA_SEED=$seed HERMITE_SKIP="--skip 65536" suite
+  SOFTCUDA_SCHEDULE=adversarial SOFTCUDA_SEED=$seed HERMITE_SKIP="--skip 65536" \
+    ENSEMBLE_SKIP="--skip follows_the_cpu --skip checkpoints" suite
 done
 
 step "issue 23: host round trips per run (gravity, safe-rebuild MD), force threads at N = 4096 (tests/round_trips.rs, counted in the driver's log)"
@@ -130,6 +141,9 @@ step "the same with the non-blocking stream the engine asks for"
 SOFTCUDA_STREAMS=non-blocking scripts/softcuda-e2e.sh --n 200 --steps 3 --block 64
 step "the same, adversarial schedule, block 32"
 SOFTCUDA_SCHEDULE=adversarial SOFTCUDA_SEED=4 scripts/softcuda-e2e.sh --n 100 --steps 2 --block 32
+
+step "md --backend cuda against --backend cpu: NVE, NVT, Langevin, 256 atoms, 50 steps (scripts/softcuda-md-e2e.sh)"
+SOFTCUDA_SCHEDULE=deterministic scripts/softcuda-md-e2e.sh
 
 step "cargo bench --features cuda, quick, N = 1024 (modelled device time)"
 $sc cargo bench -q -p nbody-host --features cuda --bench pips -- --quick 'cuda/.*/1024$'

@@ -14,8 +14,21 @@
 //!
 //! Units are LAMMPS's `lj` units: `k_B = 1`, no unit conversions.
 
+/// Runs the block once for each listed value of `k` (literals), so that
+/// every index into a chain is a constant: on the GPU the chain then lives
+/// in registers (a loop to a run-time length puts it in local memory).
+macro_rules! each {
+    ($k:ident in [$($v:literal),*] $body:block) => {
+        $({
+            let $k: usize = $v;
+            $body
+        })*
+    };
+}
+
 /// The longest thermostat chain (LAMMPS's default is 3).
 pub const MAX_CHAIN: usize = 8;
+const _: () = assert!(MAX_CHAIN == 8, "`each!` lists the links 0..8");
 
 /// `e^x` for `|x| <= 700`, within 2 ulps (clamped there): Cody–Waite
 /// reduction `x = k ln 2 + r`, `|r| <= ln 2 / 2`, a degree-13 Taylor
@@ -174,8 +187,12 @@ impl NoseHoover {
 
     /// Half a step of the thermostat chain (`nhc_temp_integrate`, one
     /// loop): returns the factor by which every velocity is scaled, and
-    /// scales `t_current` by its square.
-    #[inline]
+    /// scales `t_current` by its square. (The chain's loops run over every
+    /// possible link, each a constant index, skipping those past `tchain`:
+    /// the same operations in the same order as loops to `tchain`, and on
+    /// the GPU the state stays in registers, no stack frame; inlined so
+    /// that it is not passed by address.)
+    #[inline(always)]
     pub fn nhc_temp(&self, s: &mut NhState) -> f64 {
         let (m, dt) = (self.tchain, self.dt);
         let (dthalf, dt4, dt8) = (0.5 * dt, 0.25 * dt, 0.125 * dt);
@@ -183,14 +200,14 @@ impl NoseHoover {
         let ke_target = self.dof * kt;
         let mut ke_current = self.dof * s.t_current;
         s.eta_dotdot[0] = (ke_current - ke_target) / self.eta_mass(0);
-        let mut k = m - 1;
-        while k > 0 {
-            let expfac = exp(-dt8 * s.eta_dot[k + 1]);
-            s.eta_dot[k] *= expfac;
-            s.eta_dot[k] += s.eta_dotdot[k] * dt4;
-            s.eta_dot[k] *= expfac;
-            k -= 1;
-        }
+        each!(k in [7, 6, 5, 4, 3, 2, 1] {
+            if k < m {
+                let expfac = exp(-dt8 * s.eta_dot[k + 1]);
+                s.eta_dot[k] *= expfac;
+                s.eta_dot[k] += s.eta_dotdot[k] * dt4;
+                s.eta_dot[k] *= expfac;
+            }
+        });
         let expfac = exp(-dt8 * s.eta_dot[1]);
         s.eta_dot[0] *= expfac;
         s.eta_dot[0] += s.eta_dotdot[0] * dt4;
@@ -199,20 +216,25 @@ impl NoseHoover {
         s.t_current *= factor * factor;
         ke_current = self.dof * s.t_current;
         s.eta_dotdot[0] = (ke_current - ke_target) / self.eta_mass(0);
-        for k in 0..m {
-            s.eta[k] += dthalf * s.eta_dot[k];
-        }
+        each!(k in [0, 1, 2, 3, 4, 5, 6, 7] {
+            if k < m {
+                s.eta[k] += dthalf * s.eta_dot[k];
+            }
+        });
         s.eta_dot[0] *= expfac;
         s.eta_dot[0] += s.eta_dotdot[0] * dt4;
         s.eta_dot[0] *= expfac;
-        for k in 1..m {
-            let expfac = exp(-dt8 * s.eta_dot[k + 1]);
-            s.eta_dot[k] *= expfac;
-            s.eta_dotdot[k] = (self.eta_mass(k - 1) * s.eta_dot[k - 1] * s.eta_dot[k - 1] - kt)
-                / self.eta_mass(k);
-            s.eta_dot[k] += s.eta_dotdot[k] * dt4;
-            s.eta_dot[k] *= expfac;
-        }
+        each!(k in [1, 2, 3, 4, 5, 6, 7] {
+            if k < m {
+                let expfac = exp(-dt8 * s.eta_dot[k + 1]);
+                s.eta_dot[k] *= expfac;
+                s.eta_dotdot[k] = (self.eta_mass(k - 1) * s.eta_dot[k - 1] * s.eta_dot[k - 1]
+                    - kt)
+                    / self.eta_mass(k);
+                s.eta_dot[k] += s.eta_dotdot[k] * dt4;
+                s.eta_dot[k] *= expfac;
+            }
+        });
         factor
     }
 

@@ -35,8 +35,8 @@ use crate::vec4::Vec4;
 // The styles' laws by name, for the generic arguments of their entries.
 use crate::pair::*;
 use crate::{
-    binning, block_pair, energy, hermite, integrate, neighbours, pair, periodic, scan, shape, simt,
-    split, tiled, triangle,
+    binning, block_pair, energy, hermite, integrate, md_ensemble, neighbours, pair, periodic, scan,
+    shape, simt, split, tiled, triangle,
 };
 
 /// The PTX type of one kernel parameter.
@@ -638,6 +638,24 @@ pair::pair_styles! { kernel_table! {
     MdDrift = nbody_md_drift => periodic::drift_check(
         pos: Vec4[n], vel: Vec4[n], reference: Vec4[n], status: u32[STATUS_WORDS],
         n: u32, dt: f32, limit2: f32,
+    );
+    /// Short-range MD ensembles: the step's first thermostat scaling:
+    /// [`md_ensemble::begin`].
+    MdEnsembleBegin = nbody_md_ensemble_begin => md_ensemble::begin(
+        state: f64[md_ensemble::ENS_WORDS], cfg: f64[md_ensemble::CFG_WORDS],
+    );
+    /// Short-range MD ensembles: scale, Langevin's forces, kick, block sums:
+    /// [`md_ensemble::pass`].
+    MdEnsemblePass = nbody_md_ensemble_pass => md_ensemble::pass(
+        pos: Vec4[n], vel: Vec4[n], acc: Vec4[n], tag: Tag[n], lang: Vec4[lang_len],
+        state: f64[md_ensemble::ENS_WORDS], cfg: f64[md_ensemble::CFG_WORDS],
+        partials: f64[2 * e.grid_dim()], n: u32, h: f32, flags: u32, ahead: u32, lang_len: u32,
+    );
+    /// Short-range MD ensembles: the sums in block order and the
+    /// thermostat's update: [`md_ensemble::end`].
+    MdEnsembleEnd = nbody_md_ensemble_end => md_ensemble::end(
+        state: f64[md_ensemble::ENS_WORDS], cfg: f64[md_ensemble::CFG_WORDS],
+        partials: f64[2 * blocks], blocks: u32,
     );
     /// Collisional gravity: every body predicted to the block time:
     /// [`hermite::hermite_predict`].

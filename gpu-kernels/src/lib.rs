@@ -85,6 +85,7 @@ pub mod exec;
 pub mod hermite;
 pub mod integrate;
 pub mod interaction;
+pub mod md_ensemble;
 pub mod neighbours;
 pub mod pair;
 pub mod periodic;

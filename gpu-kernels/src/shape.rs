@@ -58,6 +58,27 @@ pub const fn per_body(n: u32, block: u32) -> LaunchShape {
     }
 }
 
+/// The thermostat's pass over the atoms ([`md_ensemble::pass`](crate::md_ensemble::pass)):
+/// one thread per atom and two `f64` per thread of shared memory for the
+/// block's sums.
+pub const fn ensemble_pass(n: u32, block: u32) -> LaunchShape {
+    LaunchShape {
+        grid: n.div_ceil(block),
+        block,
+        shared_bytes: 16 * block,
+    }
+}
+
+/// One warp, whose thread 0 works (the thermostat's scalar updates; a
+/// block is a whole number of warps).
+pub const fn single() -> LaunchShape {
+    LaunchShape {
+        grid: 1,
+        block: 32,
+        shared_bytes: 0,
+    }
+}
+
 /// The tiled all-pairs kernels: [`TILED_BODIES_PER_THREAD`] bodies per thread,
 /// one tile of `block` bodies in shared memory.
 pub const fn tiled(n: u32, block: u32) -> LaunchShape {

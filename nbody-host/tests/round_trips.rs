@@ -7,7 +7,7 @@
 //!   N = 4096 has at least 65,536 threads;
 //! - MD steps in batches (item 1): a Lennard-Jones run with the safe
 //!   rebuild policy, its builds decided on the device, waits at most once
-//!   per 8 steps.
+//!   per 8 steps; so does one under a thermostat (issue 25).
 //!
 //! Each run happens in a child process (`cuda_env`), since the driver reads
 //! `SOFTCUDA_LOG` once, at `cuInit`.
@@ -162,18 +162,27 @@ fn n_4096_launches_at_least_65536_force_threads() {
 /// Steps of the MD run of the child (`NBODY_TEST_STEPS`): the 256 atoms of
 /// in.lj, hot (T = 1.44), skin 0.3, the safe rebuild policy (the default:
 /// a build when a body moved half the skin); the child checks that the
-/// device rebuilt the lists several times.
+/// device rebuilt the lists several times. Under the ensemble
+/// `NBODY_TEST_ENSEMBLE` names (`nvt`, `langevin`, `rescale`; unset: NVE).
 fn run_md_in_child() {
     let steps: u64 = std::env::var("NBODY_TEST_STEPS")
         .expect("set by the parent")
         .parse()
         .unwrap();
+    use nbody_host::md::Ensemble;
+    let ensemble = match std::env::var("NBODY_TEST_ENSEMBLE").as_deref() {
+        Ok("nvt") => Ensemble::nvt(1.0, 0.5),
+        Ok("langevin") => Ensemble::langevin(1.0, 0.5, 42),
+        Ok("rescale") => Ensemble::rescale(10, 1.0, 0.02, 0.5),
+        _ => Ensemble::Nve,
+    };
     let (atoms, boundary) = nbody_host::ic::fcc_lattice(4, 0.8442, 1.44, 87287).unwrap();
     let mut sim = nbody_host::Simulation::builder(atoms)
         .force(nbody_host::ForceLaw::lennard_jones(1.0, 1.0, 2.5, true).unwrap())
         .boundary(boundary)
         .neighbours(nbody_host::Neighbours::cells(0.3))
         .integrator(nbody_host::Integrator::VELOCITY_VERLET)
+        .ensemble(ensemble)
         .dt(0.005)
         .backend(nbody_host::Backend::Cuda { device: 0 })
         .build()
@@ -194,7 +203,29 @@ fn run_md_in_child() {
 /// trigger and the divergence flag): one device-to-host copy per step.
 #[test]
 fn a_safe_rebuild_md_run_waits_at_most_once_per_8_steps() {
-    let name = "a_safe_rebuild_md_run_waits_at_most_once_per_8_steps";
+    md_waits_at_most_once_per_8_steps(
+        "a_safe_rebuild_md_run_waits_at_most_once_per_8_steps",
+        "nve",
+    );
+}
+
+/// Issue 25 on the GPU plan: the thermostats keep their state on the
+/// device, so a thermostatted run (Nosé–Hoover, Langevin) waits no more
+/// often than NVE's: at most once per 8 steps.
+#[test]
+fn a_thermostatted_md_run_waits_at_most_once_per_8_steps() {
+    let name = "a_thermostatted_md_run_waits_at_most_once_per_8_steps";
+    if std::env::var("NBODY_TEST_CHILD").as_deref() == Ok(name) {
+        run_md_in_child();
+        return;
+    }
+    for ensemble in ["nvt", "langevin"] {
+        md_waits_at_most_once_per_8_steps(name, ensemble);
+    }
+}
+
+/// The check of the two tests above for `ensemble`, the child being test `name`.
+fn md_waits_at_most_once_per_8_steps(name: &str, ensemble: &str) {
     if std::env::var("NBODY_TEST_CHILD").as_deref() == Ok(name) {
         run_md_in_child();
         return;
@@ -207,6 +238,7 @@ fn a_safe_rebuild_md_run_waits_at_most_once_per_8_steps() {
         let vars = [
             ("SOFTCUDA_LOG", log_text.as_str()),
             ("NBODY_TEST_STEPS", steps.as_str()),
+            ("NBODY_TEST_ENSEMBLE", ensemble),
         ];
         assert!(
             !cuda_env::in_child(name, &vars),
@@ -218,7 +250,7 @@ fn a_safe_rebuild_md_run_waits_at_most_once_per_8_steps() {
     assert!(!short.is_empty(), "the log shows no waits at all");
     assert!(
         long.len() <= short.len() + 256 / 8,
-        "256 more steps waited {} more times: 16 steps {}, 272 steps {}",
+        "{ensemble}: 256 more steps waited {} more times: 16 steps {}, 272 steps {}",
         long.len() as i64 - short.len() as i64,
         tally(&short),
         tally(&long)

@@ -111,9 +111,10 @@ fn reqntid_is_the_exact_block() {
 /// builds (the gate, the copy back, the entry count added; the build's
 /// kernels and the scans skip their work unless the step builds); the pair
 /// styles' rework (Morse added; Lennard-Jones, the ghosts and the reorder
-/// with atom types) and issue 25's six styles. Estimated until the next GPU
+/// with atom types) and issue 25's six styles and the MD plan's thermostats
+/// (`md_ensemble`). Estimated until the next GPU
 /// run measures them. Every other entry must find its measured count.
-const NOT_YET_MEASURED: [&str; 39] = [
+const NOT_YET_MEASURED: [&str; 42] = [
     "nbody_born_forces",
     "nbody_born_forces_thermo",
     "nbody_buck_forces",
@@ -131,6 +132,9 @@ const NOT_YET_MEASURED: [&str; 39] = [
     "nbody_md_bin",
     "nbody_md_copy_back",
     "nbody_md_count_entries",
+    "nbody_md_ensemble_begin",
+    "nbody_md_ensemble_end",
+    "nbody_md_ensemble_pass",
     "nbody_md_gate",
     "nbody_md_ghost_count",
     "nbody_md_ghost_place",
@@ -203,7 +207,7 @@ fn registers_are_measured_or_estimated_close_to_the_measurement() {
             );
         }
     }
-    assert_eq!(entries, 60);
+    assert_eq!(entries, 63);
     assert_eq!(errors.len(), entries - NOT_YET_MEASURED.len());
     let mean = errors.iter().sum::<i64>() as f64 / errors.len() as f64;
     assert!(mean < 5.0, "mean error {mean}");

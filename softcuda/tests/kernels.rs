@@ -647,6 +647,11 @@ fn every_entry_point_is_covered() {
         "nbody_md_neighbours",
         "nbody_md_count_entries",
         "nbody_md_drift",
+        // The thermostats' kernels, through the MD plan under each ensemble
+        // (nbody-host/src/plan/md/tests/, nbody-host/tests/md_gpu_ensemble.rs).
+        "nbody_md_ensemble_begin",
+        "nbody_md_ensemble_pass",
+        "nbody_md_ensemble_end",
         // In tests/block_pair.rs.
         "nbody_block_pull",
         "nbody_block_pull_guarded",

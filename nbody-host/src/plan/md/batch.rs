@@ -5,10 +5,11 @@
 //!
 //! # Replays
 //! Each batch starts by saving the bodies (positions, velocities, tags,
-//! types, accelerations, the last build's reference positions) and the
-//! status words on the device. If a build of the batch needed more ghost
-//! slots or list entries than the buffers hold (the sticky words
-//! `STATUS_GHOST_NEED` and `STATUS_NEIGHBOURS`; the kernels stay inside the
+//! types, accelerations, the last build's reference positions), the
+//! thermostat's state (`ensemble.rs`) and the status words on the device.
+//! If a build of the batch needed more ghost slots or list entries than
+//! the buffers hold (the sticky words `STATUS_GHOST_NEED` and
+//! `STATUS_NEIGHBOURS`; the kernels stay inside the
 //! buffers meanwhile), the host grows the buffers, restores the saved start,
 //! rebuilds its lists from its reference positions and runs the batch
 //! again. The lists of a build depend only on the reference positions and
@@ -101,7 +102,11 @@ impl MdPlan {
         let n = self.n;
         let body = self.per_body(n);
         dev.mark(Some(Section::Modify))?;
-        self.kick(dev)?;
+        if self.ens.is_some() {
+            self.ensemble_first_half(dev)?;
+        } else {
+            self.kick(dev)?;
+        }
         dev.launch(
             Launch::MdDrift {
                 pos: MdBuf::Pos,
@@ -122,7 +127,11 @@ impl MdPlan {
         dev.mark(Some(Section::Pair))?;
         self.forces(dev, false)?;
         dev.mark(Some(Section::Modify))?;
-        self.kick(dev)?;
+        if self.ens.is_some() {
+            self.ensemble_second_half(dev)?;
+        } else {
+            self.kick(dev)?;
+        }
         dev.launch(
             Launch::CheckFinite {
                 pos: MdBuf::Pos,
@@ -141,6 +150,9 @@ impl MdPlan {
             let words = per_body.map_or(STATUS_WORDS as usize, |w| w * self.n as usize);
             dev.copy(buf, saved, words)?;
         }
+        for (buf, saved, words) in self.ensemble_saved() {
+            dev.copy(buf, saved, words)?;
+        }
         Ok(())
     }
 
@@ -150,6 +162,9 @@ impl MdPlan {
     pub(super) fn restore<D: Device<MdBuf>>(&self, dev: &mut D) -> Result<()> {
         for (buf, saved, per_body) in SAVED {
             let words = per_body.map_or(STATUS_WORDS as usize, |w| w * self.n as usize);
+            dev.copy(saved, buf, words)?;
+        }
+        for (buf, saved, words) in self.ensemble_saved() {
             dev.copy(saved, buf, words)?;
         }
         dev.copy(MdBuf::Reference, MdBuf::Pos, 4 * self.n as usize)?;

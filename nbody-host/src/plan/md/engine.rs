@@ -1,11 +1,13 @@
 //! [`MdPlanEngine`]: a `Simulation`'s short-range run on the GPU backends,
-//! the MD plan driven over any [`Device`] (the emulator's, CUDA's). What the
+//! the MD plan driven over any [`Device`] (the emulator's, CUDA's), under
+//! NVE or a thermostat (`ensemble.rs`: NVT, Langevin, rescaling). What the
 //! plan does not do is an [`Error::Unsupported`] naming it, from
 //! [`md_params`], before the device is opened.
 
 use glam::Vec3;
 
 use super::build::Origin;
+use super::ensemble::EnsPlan;
 use super::{MdBuf, MdParams, MdPlan, words_tag};
 use crate::config::Params;
 use crate::engine::{BackendKind, Divergence, Engine};
@@ -43,13 +45,13 @@ pub(crate) fn md_params(params: &Params) -> Result<(MdParams, Option<u32>)> {
         .boundary()
         .lengths_f32()
         .expect("a periodic box has lengths");
-    if params.ensemble() != crate::md::Ensemble::Nve {
+    if params.ensemble().changes_box() {
         return Err(missing(
             &format!(
-                "the {} ensemble (a thermostat or barostat)",
+                "the {} ensemble (a barostat: the box changes)",
                 params.ensemble().name()
             ),
-            "use Ensemble::Nve",
+            "use Ensemble::Nve, Nvt, Langevin or Rescale",
         ));
     }
     if params.integrator() != Integrator::VELOCITY_VERLET {
@@ -206,6 +208,11 @@ impl<D: Device<MdBuf>> MdPlanEngine<D> {
             since: *since,
         });
         plan.start_with(&mut dev, &pos, &vel, &images, &types, origin.as_ref())?;
+        if let Some(ens) = EnsPlan::new(params.ensemble(), bodies.len(), params.dt()) {
+            let lengths = lengths.map(|l| l as f64);
+            let ensemble = start.and_then(|s| s.ensemble.as_ref());
+            plan.start_ensemble(&mut dev, ens, &vel, &bodies.masses, lengths, ensemble)?;
+        }
         let mut engine = MdPlanEngine { plan, dev, types };
         let acc = engine.read_accelerations()?;
         if let Some(i) = acc.iter().position(|a| !a.is_finite()) {
@@ -274,7 +281,7 @@ impl<D: Device<MdBuf>> Engine for MdPlanEngine<D> {
             kinetic: t.kinetic,
             potential: t.potential,
             virial: t.virial,
-            coupling: 0.0,
+            coupling: self.plan.coupling_energy(&mut self.dev)?,
         })
     }
 
@@ -310,6 +317,7 @@ impl<D: Device<MdBuf>> Engine for MdPlanEngine<D> {
         Ok(Some(MdState {
             types: self.types.clone(),
             neighbours: Some(self.plan.read_origin(&mut self.dev)?),
+            ensemble: self.plan.ensemble_state(&mut self.dev)?,
             ..MdState::with_images(state.images)
         }))
     }

@@ -53,6 +53,7 @@ use crate::error::Result;
 mod batch;
 mod build;
 mod engine;
+mod ensemble;
 mod params;
 mod step;
 
@@ -131,6 +132,19 @@ pub(crate) enum MdBuf {
     SavedReference,
     /// Saved status words.
     SavedStatus,
+    /// The thermostat's state (`ENS_WORDS` × `f64`, `ensemble.rs`).
+    Ensemble,
+    /// The thermostat's constants (`CFG_WORDS` × `f64`).
+    EnsembleCfg,
+    /// Langevin's friction and random accelerations by atom id (`n` ×
+    /// `Vec4`; one element under the other ensembles).
+    Lang,
+    /// The thermostat pass's block sums (`2 × blocks` × `f64`).
+    EnsemblePartials,
+    /// A batch's saved thermostat state.
+    SavedEnsemble,
+    /// A batch's saved Langevin accelerations.
+    SavedLang,
 }
 
 fn words_tag(w: &[u32]) -> Vec<Tag> {
@@ -176,6 +190,8 @@ pub(crate) struct MdPlan {
     since_build: u64,
     /// Fixed-interval builds at which a body had moved more than half the skin.
     dangerous_builds: u64,
+    /// The thermostat, under an ensemble other than NVE (`ensemble.rs`).
+    ens: Option<ensemble::EnsPlan>,
 }
 
 impl MdPlan {

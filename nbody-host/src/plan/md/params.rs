@@ -149,6 +149,7 @@ impl MdPlan {
             every: None,
             since_build: 0,
             dangerous_builds: 0,
+            ens: None,
             params,
         };
         plan.nlist_words()?;
