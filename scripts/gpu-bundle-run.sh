@@ -49,6 +49,21 @@ section "1b. Same-card peers (issue 23 item 5): ours, the cuda-samples nbody ker
 record 400 peers scripts/gpu/peers.sh "$bin" "$out/peers"
 [ -f "$out/peers/peers.md" ] && cat "$out/peers/peers.md" >>"$report"
 
+section "1c. Where the last fifth goes (issue 23 item 3): stall reasons of the tiled and triangle force loops"
+# The static count (docs/gpu/issue-23-whole-step.md) puts both kernels within
+# 5 % (tiled) and 8 % (triangle) of their arithmetic floor, and at 79 % and
+# 74 % of the issue bound measured: the rest is stalls, which only ncu shows.
+if command -v ncu >/dev/null; then
+  for kernel in tiled triangle; do
+    record 120 "ncu_stalls_$kernel" ncu --csv --section WarpStateStats --section SchedulerStats \
+      --kernel-name regex:"nbody_${kernel}_accel" --launch-count 1 \
+      "$bin/nbody_tiled" --backend cuda --n 262144 --steps 1 --kernel $kernel --block 256 \
+      --integrator leapfrog --no-energy --graphs off
+  done
+else
+  echo "ncu not found: skipped" >>"$report"
+fi
+
 section "2. JIT limits of every entry point"
 record 120 jit "$bin/cuda_backend" jit_limits_of_every_entry_point --nocapture
 
