@@ -73,6 +73,7 @@ record 300 correctness "$bin/correctness" cuda::
 record 200 cuda_backend "$bin/cuda_backend" --skip softcuda_
 record 200 cuda_block_pair "$bin/cuda_block_pair" --skip softcuda_
 record 200 gpu_path "$bin/gpu_path"
+record 200 cuda_graphs "$bin/cuda_graphs" --skip softcuda_
 record 200 snapshot "$bin/snapshot" kill_and_resume
 record 200 md_gpu "$bin/md_gpu" cuda:: --skip softcuda_ --nocapture
 

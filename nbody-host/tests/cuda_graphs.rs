@@ -5,8 +5,9 @@
 //! log shows the graph launches (and no per-step kernel launches outside
 //! the captures).
 //!
-//! The log test runs in a child process (`cuda_env`): the driver reads
-//! `SOFTCUDA_LOG` once, at `cuInit`.
+//! The log test (`softcuda_*`: it needs the software device's log; the GPU
+//! bundle skips it) runs in a child process (`cuda_env`): the driver reads
+//! `SOFTCUDA_LOG` once, at `cuInit`. The bits test holds on any device.
 #![cfg(feature = "cuda")]
 
 // The `nbody_tiled` example compiled in (its command line in examples/cli/).
@@ -116,8 +117,8 @@ fn count(calls: &[String], name: &str) -> usize {
 /// flag read; with graphs off, no graph call and a kernel launch per kernel
 /// per step. Read from the driver's log of the example.
 #[test]
-fn a_graph_run_captures_once_per_batch_length_and_replays() {
-    let name = "a_graph_run_captures_once_per_batch_length_and_replays";
+fn softcuda_a_graph_run_captures_once_per_batch_length_and_replays() {
+    let name = "softcuda_a_graph_run_captures_once_per_batch_length_and_replays";
     if std::env::var("NBODY_TEST_CHILD").as_deref() == Ok(name) {
         let args = std::env::var("NBODY_TEST_ARGS").expect("set by the parent");
         let argv: Vec<&str> = args.split(' ').collect();
