@@ -31,8 +31,8 @@
 //! - the context is made current on every call, and pushed in `Drop`, so
 //!   the device (`Send`) may be dropped on any thread;
 //! - timing is by CUDA events around a batch ([`Device::timer_start`]);
-//! - graphs ([`Device::begin_capture`]) are captured in thread-local mode
-//!   from the device's stream and kept with the buffer addresses they were
+//! - graphs ([`Device::begin_capture`]) are captured in relaxed mode (other
+//!   threads share the primary context) from the device's stream and kept with the buffer addresses they were
 //!   captured for: one is replayed only with the same buffers in the same
 //!   roles, and all are dropped when a buffer is reallocated.
 
@@ -491,14 +491,17 @@ impl<K: Role> Device<K> for CudaDevice<K> {
     fn begin_capture(&mut self) -> Result<bool> {
         let d = &mut *self.state;
         d.enter()?;
-        // SAFETY: the device's own stream; thread-local mode makes a
-        // synchronising call of this thread during the capture an error
-        // (none is made: `run.rs` only queues), and leaves other threads'
-        // devices (contexts of their own) alone.
+        // SAFETY: the device's own stream. Relaxed mode: every device of
+        // the process shares the device's primary context (cust's
+        // `Context::new`), and another thread allocating or freeing in it
+        // must neither fail nor break this capture (global mode fails it;
+        // the software device also invalidates thread-local captures then).
+        // The plan only queues during a capture; synchronising the
+        // capturing stream stays an error in every mode.
         let status = unsafe {
             sys::cuStreamBeginCapture_v2(
                 d.stream.as_inner(),
-                sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+                sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED,
             )
         };
         driver(status, "beginning a stream capture")?;
@@ -506,7 +509,7 @@ impl<K: Role> Device<K> for CudaDevice<K> {
         Ok(true)
     }
 
-    fn end_capture(&mut self, tag: u64) -> Result<()> {
+    fn end_capture(&mut self, tag: Option<u64>) -> Result<()> {
         let d = &mut *self.state;
         d.enter()?;
         let mut graph: sys::CUgraph = std::ptr::null_mut();
@@ -518,6 +521,11 @@ impl<K: Role> Device<K> for CudaDevice<K> {
         // The captured swaps have not run yet: the roles go back.
         d.set_roles(&start);
         driver(status, "ending a stream capture")?;
+        let Some(tag) = tag else {
+            // SAFETY: the graph just captured, not kept.
+            unsafe { sys::cuGraphDestroy(graph) };
+            return Ok(());
+        };
         let mut exec: sys::CUgraphExec = std::ptr::null_mut();
         // SAFETY: `graph` is the graph just captured, instantiated once and
         // destroyed after (the executable graph is a copy).

@@ -122,12 +122,12 @@ pub(crate) trait Device<K: Role>: Send {
     }
 
     /// Ends the capture that [`begin_capture`](Self::begin_capture)
-    /// started (always called once it returned `true`, also after an error
-    /// while queueing), keeps the graph under `tag` for the buffers as they
-    /// were when it began, and puts every [`swap`](Self::swap) made during
-    /// the capture back: the captured work has not run. Then
-    /// [`replay`](Self::replay) runs it.
-    fn end_capture(&mut self, tag: u64) -> Result<()> {
+    /// started (always called once it returned `true`), keeps the graph
+    /// under `tag` for the buffers as they were when it began (`None`, after
+    /// an error while queueing: discards it), and puts every
+    /// [`swap`](Self::swap) made during the capture back: the captured work
+    /// has not run. Then [`replay`](Self::replay) runs it.
+    fn end_capture(&mut self, tag: Option<u64>) -> Result<()> {
         let _ = tag;
         Ok(())
     }

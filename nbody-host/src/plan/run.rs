@@ -60,7 +60,7 @@ fn queue_graph<D: Device<Buf>>(device: &mut D, plan: &Plan, batch: u64) -> Resul
         return queue_batch(device, plan, batch);
     }
     let queued = queue_batch(device, plan, batch);
-    let ended = device.end_capture(batch);
+    let ended = device.end_capture(queued.is_ok().then_some(batch));
     queued?;
     ended?;
     device.timer_start()?;
