@@ -22,6 +22,9 @@
 #     tiled, 100 Euler steps, against tests/data/h200/ once committed) and
 #     the driver's answers (scripts/gpu/jit_probe.py against
 #     softcuda-driver/tests/data/h200_jit_probe.json once committed);
+#   - issue 23's CUDA graphs in the gravity plan (tests/cuda_graphs.rs: the
+#     same bits with and without graphs for every kernel x integrator; the
+#     driver log shows the captures and graph launches);
 #   - issue 23 (tests/round_trips.rs): a gravity run of K steps waits for
 #     the device as often for K = 200 as for K = 20, a safe-rebuild
 #     Lennard-Jones run waits at most once per 8 steps (builds decided on
@@ -72,7 +75,7 @@ cd "$root"
 start=$(date +%s)
 step() { printf '\n---- softcuda [%4ds] %s\n' "$(($(date +%s) - start))" "$*"; }
 sc=scripts/with-softcuda.sh
-tests=(--test correctness --test cuda_backend --test cuda_block_pair --test gpu_path --test snapshot --test md_gpu --test md_gpu_like_cpu --test md_gpu_ensemble --test gpu_bits --test round_trips --test hermite_gpu)
+tests=(--test correctness --test cuda_backend --test cuda_block_pair --test gpu_path --test snapshot --test md_gpu --test md_gpu_like_cpu --test md_gpu_ensemble --test gpu_bits --test round_trips --test hermite_gpu --test cuda_graphs)
 
 step "build: the driver, nbody-host --features cuda linked against it"
 $sc cargo test -q -p nbody-host --features cuda "${tests[@]}" --no-run
@@ -83,6 +86,7 @@ suite() {
   $sc cargo test -q -p nbody-host --features cuda --test cuda_backend
   $sc cargo test -q -p nbody-host --features cuda --test cuda_block_pair
   $sc cargo test -q -p nbody-host --features cuda --test gpu_path
+  $sc cargo test -q -p nbody-host --features cuda --test cuda_graphs
   $sc cargo test -q -p nbody-host --features cuda --test snapshot kill_and_resume
   $sc cargo test -q -p nbody-host --features cuda --test md_gpu cuda::
   $sc cargo test -q -p nbody-host --features cuda --test md_gpu_like_cpu cuda::

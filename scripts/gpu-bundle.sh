@@ -19,7 +19,7 @@ case $dir in /*) ;; *) dir=$root/$dir ;; esac
 rm -rf "$dir"
 mkdir -p "$dir/bin"
 
-tests=(correctness cuda_backend cuda_block_pair gpu_path snapshot md_gpu gpu_bits hermite_gpu)
+tests=(correctness cuda_backend cuda_block_pair gpu_path snapshot md_gpu gpu_bits hermite_gpu cuda_graphs)
 args=()
 for t in "${tests[@]}"; do args+=(--test "$t"); done
 

@@ -57,6 +57,10 @@ pub struct RunArgs {
     /// [default: 16 or the block, or the checkpoint's]
     #[arg(long)]
     pub split: Option<u32>,
+    /// CUDA graphs for the gravity steps on a GPU: auto (for N up to
+    /// 32768, where launches are a visible part of a step), on, off
+    #[arg(long, value_enum, default_value_t = GraphsArg::Auto)]
+    pub graphs: GraphsArg,
     /// Time integrator [default: euler, or the checkpoint's]; hermite: 4th-order
     /// Hermite with block time steps in f64 (--dt is then the interval at whose
     /// ends all bodies are synchronised, default 0.125)
@@ -110,6 +114,13 @@ pub enum KernelArg {
     Triangle,
     Split,
     Auto,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum GraphsArg {
+    Auto,
+    On,
+    Off,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -283,6 +294,11 @@ pub fn configure(
                 .unwrap_or(base.gravity().unwrap_or_default().softening_f64()),
         )
         .kernel(kernel)
+        .graphs(match cli.graphs {
+            GraphsArg::Auto => nbody_host::Graphs::Auto,
+            GraphsArg::On => nbody_host::Graphs::On,
+            GraphsArg::Off => nbody_host::Graphs::Off,
+        })
         .integrator(integrator)
         .backend(cli.run.backend(AutoPicks::CudaIfPresent)?))
 }

@@ -244,6 +244,49 @@ impl std::fmt::Display for Kernel {
     }
 }
 
+/// Whether the gravity plan queues a batch of steps as one CUDA graph
+/// (captured once, replayed for every batch of the same length) instead of
+/// launching each kernel: a graph saves the host's launch calls and the
+/// device's per-launch gaps, which matter only where a step is short
+/// (docs/gpu/issue-23-whole-step.md, "CUDA graphs"). Same bits either way;
+/// devices without graphs (the emulator, the CPU) ignore it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Graphs {
+    /// Graphs below [`Graphs::AUTO_MAX_N`] bodies, launches above.
+    #[default]
+    Auto,
+    /// Always graphs.
+    On,
+    /// Never graphs: one launch per kernel.
+    Off,
+}
+
+impl Graphs {
+    /// The largest N for which [`Graphs::Auto`] uses graphs: above it a
+    /// step's force launch takes over a millisecond on an H200 (measured:
+    /// 0.4 ms at N = 16,384, triangle), and the 2-3 launches a step saves
+    /// (a few microseconds each) are under 1 % of it (modelled).
+    pub const AUTO_MAX_N: usize = 32_768;
+
+    /// Whether a plan of `n` bodies uses graphs.
+    pub fn enabled(self, n: usize) -> bool {
+        match self {
+            Graphs::Auto => n <= Graphs::AUTO_MAX_N,
+            Graphs::On => true,
+            Graphs::Off => false,
+        }
+    }
+
+    /// `"auto"`, `"on"`, `"off"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Graphs::Auto => "auto",
+            Graphs::On => "on",
+            Graphs::Off => "off",
+        }
+    }
+}
+
 /// The physical and numerical parameters of a run, as the kernels see them
 /// (`f32`), validated once by [`Params::new`]: a `Params` value is always valid.
 /// `Clone`, not `Copy`: a pair potential's coefficient tables are shared
@@ -259,6 +302,7 @@ pub struct Params {
     boundary: Boundary,
     neighbours: Neighbours,
     ensemble: Ensemble,
+    graphs: Graphs,
 }
 
 impl Params {
@@ -281,6 +325,7 @@ impl Params {
             boundary: Boundary::Open,
             neighbours: Neighbours::Auto,
             ensemble: Ensemble::Nve,
+            graphs: Graphs::Auto,
         })
     }
 
@@ -345,6 +390,17 @@ impl Params {
     /// The ensemble (NVE unless set).
     pub fn ensemble(&self) -> Ensemble {
         self.ensemble
+    }
+
+    /// These parameters with CUDA graphs `graphs` for the gravity plan.
+    pub fn with_graphs(self, graphs: Graphs) -> Params {
+        Params { graphs, ..self }
+    }
+
+    /// Whether the gravity plan queues its steps as CUDA graphs
+    /// ([`Graphs::Auto`] unless set).
+    pub fn graphs(&self) -> Graphs {
+        self.graphs
     }
 
     /// Time step, as the kernels use it (`f32`).
@@ -428,6 +484,7 @@ impl Default for Params {
             boundary: Boundary::Open,
             neighbours: Neighbours::Auto,
             ensemble: Ensemble::Nve,
+            graphs: Graphs::Auto,
         }
     }
 }

@@ -78,7 +78,7 @@ pub mod trajectory;
 pub mod tuning;
 
 pub use backend::Backend;
-pub use config::{DEFAULT_BLOCK, Kernel, Params};
+pub use config::{DEFAULT_BLOCK, Graphs, Kernel, Params};
 pub use cpu::CpuTuning;
 pub use engine::BackendKind;
 pub use error::{Error, Result};

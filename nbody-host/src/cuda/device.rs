@@ -30,7 +30,11 @@
 //!   ([`Device::check_launches`]), any other before it is queued;
 //! - the context is made current on every call, and pushed in `Drop`, so
 //!   the device (`Send`) may be dropped on any thread;
-//! - timing is by CUDA events around a batch ([`Device::timer_start`]).
+//! - timing is by CUDA events around a batch ([`Device::timer_start`]);
+//! - graphs ([`Device::begin_capture`]) are captured in relaxed mode (other
+//!   threads share the primary context) from the device's stream and kept with the buffer addresses they were
+//!   captured for: one is replayed only with the same buffers in the same
+//!   roles, and all are dropped when a buffer is reallocated.
 
 use std::collections::BTreeMap;
 use std::ffi::c_void;
@@ -99,9 +103,28 @@ struct State<K> {
     spare: Vec<Event>,
     /// Device seconds per section, folded at each synchronisation.
     sections: [f64; SECTIONS],
+    /// Executable graphs captured from `stream`, newest last.
+    graphs: Vec<Graph<K>>,
+    /// The roles' addresses when the capture in progress began.
+    capture_start: Option<Vec<(K, u64)>>,
     stream: Stream,
     /// `CudaDevice::context`, raw, for making it current.
     context: sys::CUcontext,
+}
+
+/// The most graphs a device keeps (the oldest goes): a run uses one per
+/// batch length, two at most (a full batch and the last, shorter one).
+const KEPT_GRAPHS: usize = 4;
+
+/// An executable graph and the buffers it names.
+struct Graph<K> {
+    tag: u64,
+    /// Each role's buffer address when the capture began: the graph is
+    /// replayed only with these.
+    start: Vec<(K, u64)>,
+    /// ... and when it ended: the roles after a replay.
+    end: Vec<(K, u64)>,
+    exec: sys::CUgraphExec,
 }
 
 // SAFETY: the driver objects are handles into the device's context, which
@@ -121,6 +144,7 @@ impl<K> Drop for CudaDevice<K> {
         // Queued work may still use the buffers and the kept host words;
         // errors were reported by the calls that queued it.
         let _ = self.state.stream.synchronize();
+        self.state.drop_graphs();
         // SAFETY: `state` is dropped exactly once, here, and not used after.
         unsafe { ManuallyDrop::drop(&mut self.state) };
     }
@@ -151,6 +175,8 @@ impl<K: Role> CudaDevice<K> {
             marks: Vec::new(),
             spare: Vec::new(),
             sections: [0.0; SECTIONS],
+            graphs: Vec::new(),
+            capture_start: None,
             stream: Stream::new(StreamFlags::NON_BLOCKING, None)
                 .map_err(during("creating a stream"))?,
             context: context.as_raw(),
@@ -161,6 +187,17 @@ impl<K: Role> CudaDevice<K> {
             name,
             context,
         })
+    }
+}
+
+impl<K> State<K> {
+    /// Destroys every executable graph (a replay already queued still runs:
+    /// CUDA keeps what a launch needs until it completes).
+    fn drop_graphs(&mut self) {
+        for g in self.graphs.drain(..) {
+            // SAFETY: an executable graph of this context, destroyed once.
+            let _ = unsafe { sys::cuGraphExecDestroy(g.exec) };
+        }
     }
 }
 
@@ -223,6 +260,37 @@ impl<K: Role> State<K> {
             self.timing = false;
         }
         Ok(())
+    }
+
+    /// Every role with its buffer's address, in role order.
+    fn roles(&self) -> Vec<(K, u64)> {
+        self.buffers
+            .iter()
+            .map(|(k, b)| (*k, b.as_device_ptr().as_raw()))
+            .collect()
+    }
+
+    /// Gives the buffers the roles of `roles` (the same buffers, by
+    /// address, as [`roles`](Self::roles) lists now, permuted); `false`, and
+    /// nothing changed, if they are not.
+    fn set_roles(&mut self, roles: &[(K, u64)]) -> bool {
+        let mut now: Vec<u64> = self.roles().iter().map(|r| r.1).collect();
+        let mut want: Vec<u64> = roles.iter().map(|r| r.1).collect();
+        now.sort_unstable();
+        want.sort_unstable();
+        if now != want || roles.len() != self.buffers.len() {
+            return false;
+        }
+        let mut by_addr: BTreeMap<u64, DeviceBuffer<u32>> = std::mem::take(&mut self.buffers)
+            .into_values()
+            .map(|b| (b.as_device_ptr().as_raw(), b))
+            .collect();
+        for &(k, addr) in roles {
+            if let Some(b) = by_addr.remove(&addr) {
+                self.buffers.insert(k, b);
+            }
+        }
+        true
     }
 
     /// `buf`'s device address and its length in words.
@@ -335,6 +403,8 @@ impl<K: Role> Device<K> for CudaDevice<K> {
             // Kernels queued before, and the copy above, may read it.
             d.sync()?;
             drop(old);
+            // A graph names the old buffer (and a new one may get its address).
+            d.drop_graphs();
         }
         Ok(())
     }
@@ -450,6 +520,85 @@ impl<K: Role> Device<K> for CudaDevice<K> {
     /// One flag read per call: the GPU runs the whole batch unattended.
     fn steps_per_flag_read(&self) -> u64 {
         u64::MAX
+    }
+
+    fn begin_capture(&mut self) -> Result<bool> {
+        let d = &mut *self.state;
+        d.enter()?;
+        // SAFETY: the device's own stream. Relaxed mode: every device of
+        // the process shares the device's primary context (cust's
+        // `Context::new`), and another thread allocating or freeing in it
+        // must neither fail nor break this capture (global mode fails it;
+        // the software device also invalidates thread-local captures then).
+        // The plan only queues during a capture; synchronising the
+        // capturing stream stays an error in every mode.
+        let status = unsafe {
+            sys::cuStreamBeginCapture_v2(
+                d.stream.as_inner(),
+                sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED,
+            )
+        };
+        driver(status, "beginning a stream capture")?;
+        d.capture_start = Some(d.roles());
+        Ok(true)
+    }
+
+    fn end_capture(&mut self, tag: Option<u64>) -> Result<()> {
+        let d = &mut *self.state;
+        d.enter()?;
+        let mut graph: sys::CUgraph = std::ptr::null_mut();
+        // SAFETY: ends the capture `begin_capture` began on this stream, on
+        // this thread; `graph` receives the captured graph (or stays null).
+        let status = unsafe { sys::cuStreamEndCapture(d.stream.as_inner(), &mut graph) };
+        let start = d.capture_start.take().unwrap_or_default();
+        let end = d.roles();
+        // The captured swaps have not run yet: the roles go back.
+        d.set_roles(&start);
+        driver(status, "ending a stream capture")?;
+        let Some(tag) = tag else {
+            // SAFETY: the graph just captured, not kept.
+            unsafe { sys::cuGraphDestroy(graph) };
+            return Ok(());
+        };
+        let mut exec: sys::CUgraphExec = std::ptr::null_mut();
+        // SAFETY: `graph` is the graph just captured, instantiated once and
+        // destroyed after (the executable graph is a copy).
+        let status = unsafe {
+            let status = sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0);
+            sys::cuGraphDestroy(graph);
+            status
+        };
+        driver(status, "instantiating a CUDA graph")?;
+        if d.graphs.len() == KEPT_GRAPHS {
+            let old = d.graphs.remove(0);
+            // SAFETY: an executable graph of this context, destroyed once.
+            unsafe { sys::cuGraphExecDestroy(old.exec) };
+        }
+        d.graphs.push(Graph {
+            tag,
+            start,
+            end,
+            exec,
+        });
+        Ok(())
+    }
+
+    fn replay(&mut self, tag: u64) -> Result<bool> {
+        let d = &mut *self.state;
+        d.enter()?;
+        let roles = d.roles();
+        let Some(g) = d.graphs.iter().find(|g| g.tag == tag && g.start == roles) else {
+            return Ok(false);
+        };
+        let (exec, end) = (g.exec, g.end.clone());
+        // SAFETY: an executable graph of this context whose nodes name the
+        // buffers of `roles`, live and in the roles they had at the capture
+        // (checked above); it queues on the device's stream after the work
+        // before it.
+        let status = unsafe { sys::cuGraphLaunch(exec, d.stream.as_inner()) };
+        driver(status, "launching a CUDA graph")?;
+        d.set_roles(&end);
+        Ok(true)
     }
 
     fn timer_start(&mut self) -> Result<()> {

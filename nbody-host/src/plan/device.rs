@@ -112,6 +112,34 @@ pub(crate) trait Device<K: Role>: Send {
         1
     }
 
+    /// Starts capturing the work queued from now on into a graph instead of
+    /// running it (CUDA: stream capture of the device's stream), or returns
+    /// `false` where the device has no graphs (the emulator): then the work
+    /// runs as queued. Nothing may wait between this and
+    /// [`end_capture`](Self::end_capture).
+    fn begin_capture(&mut self) -> Result<bool> {
+        Ok(false)
+    }
+
+    /// Ends the capture that [`begin_capture`](Self::begin_capture)
+    /// started (always called once it returned `true`), keeps the graph
+    /// under `tag` for the buffers as they were when it began (`None`, after
+    /// an error while queueing: discards it), and puts every
+    /// [`swap`](Self::swap) made during the capture back: the captured work
+    /// has not run. Then [`replay`](Self::replay) runs it.
+    fn end_capture(&mut self, tag: Option<u64>) -> Result<()> {
+        let _ = tag;
+        Ok(())
+    }
+
+    /// Queues the graph captured under `tag` from the buffers as they are
+    /// now, and swaps the roles as its capture did; `false` (nothing
+    /// queued) where there is none.
+    fn replay(&mut self, tag: u64) -> Result<bool> {
+        let _ = tag;
+        Ok(false)
+    }
+
     /// Marks the start of a timed batch (CUDA: records an event).
     fn timer_start(&mut self) -> Result<()> {
         Ok(())

@@ -153,6 +153,12 @@ impl Plan {
         self.params.kernel().name()
     }
 
+    /// Whether a device with graphs queues the steps as CUDA graphs
+    /// ([`Graphs`](crate::Graphs), resolved by N).
+    pub fn graphs(&self) -> bool {
+        self.params.graphs().enabled(self.n as usize)
+    }
+
     /// The kernel the plan launches (never [`Kernel::Auto`]).
     pub fn kernel(&self) -> Kernel {
         self.params.kernel()

@@ -34,6 +34,7 @@ pub struct SimulationBuilder {
     /// The f64 start of a Hermite run (`Simulation::builder_f64`, a checkpoint).
     pub(crate) hermite: Option<HermiteState>,
     pub(crate) kernel: Kernel,
+    pub(crate) graphs: crate::Graphs,
     pub(crate) integrator: Integrator,
     pub(crate) backend: Backend,
     pub(crate) start_step: u64,
@@ -127,6 +128,13 @@ impl SimulationBuilder {
         self
     }
 
+    /// Whether the gravity plan on CUDA queues its steps as CUDA graphs
+    /// ([`Graphs::Auto`](crate::Graphs::Auto): by N).
+    pub fn graphs(mut self, graphs: crate::Graphs) -> Self {
+        self.graphs = graphs;
+        self
+    }
+
     /// Time integrator.
     pub fn integrator(mut self, integrator: Integrator) -> Self {
         self.integrator = integrator;
@@ -182,6 +190,7 @@ impl SimulationBuilder {
         Params::new(self.dt, force, self.kernel, self.integrator)?
             .with_boundary(self.boundary, self.neighbours)?
             .with_ensemble(self.ensemble)
+            .map(|p| p.with_graphs(self.graphs))
     }
 
     /// Validates everything, checks the host memory the engine needs
@@ -223,6 +232,7 @@ impl Simulation {
             hermite: None,
             // Chosen from N and the device when built (`Kernel::Auto`).
             kernel: Kernel::default(),
+            graphs: d.graphs(),
             integrator: d.integrator(),
             backend: Backend::Auto,
             start_step: 0,

@@ -106,6 +106,7 @@ impl Simulation {
             .neighbours(params.neighbours())
             .ensemble(params.ensemble())
             .kernel(params.kernel())
+            .graphs(params.graphs())
             .integrator(params.integrator())
             .start_at(state.step, state.time)
     }
