@@ -34,6 +34,8 @@ const PTX: &str = concat!(include_str!("../../nbody-host/ptx/gpu_kernels.ptx"), 
 const NON_BLOCKING: u32 = 1;
 /// `CU_STREAM_CAPTURE_MODE_GLOBAL`
 const GLOBAL: i32 = 0;
+/// `CU_STREAM_CAPTURE_MODE_THREAD_LOCAL`
+const THREAD_LOCAL: i32 = 1;
 
 fn ok(r: u32) {
     assert_eq!(r, SUCCESS, "{}", name(r));
@@ -232,6 +234,40 @@ fn synchronising_calls_during_a_capture_fail_and_invalidate_it() {
     ok(cuMemFree_v2(q));
     assert_eq!(status(s), CAPTURE_STATUS[1]);
     assert!(end(s).is_ok());
+}
+
+/// A context-wide call (allocate) made on ANOTHER thread: a global-mode
+/// capture forbids it there too (refused, the capture invalidated); a
+/// thread-local one ignores other threads (the call succeeds, the capture
+/// goes on and ends with a graph).
+#[test]
+fn other_threads_calls_break_a_global_capture_but_not_a_thread_local_one() {
+    let ctx = context();
+    for (mode, refused) in [(GLOBAL, true), (THREAD_LOCAL, false)] {
+        let s = stream(NON_BLOCKING);
+        ok(begin(s, mode));
+        let handle = ctx as usize;
+        let r = std::thread::spawn(move || {
+            ok(cuCtxSetCurrent(handle as Handle));
+            let mut q = 0;
+            let r = cu!(cuMemAlloc_v2(&mut q, 16));
+            if r == SUCCESS {
+                ok(cuMemFree_v2(q));
+            }
+            r
+        })
+        .join()
+        .unwrap();
+        if refused {
+            err(r, STREAM_CAPTURE_UNSUPPORTED);
+            assert_eq!(status(s), CAPTURE_STATUS[2], "mode {mode}");
+            err(end(s).unwrap_err(), STREAM_CAPTURE_INVALIDATED);
+        } else {
+            ok(r);
+            assert_eq!(status(s), CAPTURE_STATUS[1], "mode {mode}");
+            assert!(end(s).is_ok(), "mode {mode}");
+        }
+    }
 }
 
 /// Legacy-stream work while a blocking stream captures would make the
