@@ -13,7 +13,7 @@
 //! | during a capture (global or thread-local mode) | here |
 //! | --- | --- |
 //! | `cuStreamSynchronize`, `cuStreamQuery` on the capturing stream | `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`; the capture is invalidated |
-//! | `cuCtxSynchronize`, `cuMemAlloc`, `cuMemFree` in its context | `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`; every such capture is invalidated |
+//! | `cuCtxSynchronize`, `cuMemAlloc`, `cuMemFree` in its context | `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`; every such capture is invalidated (a thread-local capture only when the call is made on the thread that began it; a global one from any thread) |
 //! | work on the legacy stream while a *blocking* stream captures | `CUDA_ERROR_STREAM_CAPTURE_IMPLICIT`; that capture is invalidated |
 //! | a copy from or to pageable host memory on the capturing stream | `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED` (a graph here never reads host memory that the caller may have freed by the time it runs); invalidated |
 //! | `cuEventRecord` on the capturing stream | the event becomes a captured event: `cuEventSynchronize`, `cuEventQuery`, `cuEventElapsedTime` on it return `CUDA_ERROR_CAPTURED_EVENT` until it is recorded outside a capture |
@@ -52,6 +52,10 @@ use crate::api::{
 use crate::errors::*;
 use crate::state::{Driver, HostSrc, R, StreamRef, Work};
 
+/// `CU_STREAM_CAPTURE_MODE_GLOBAL`
+pub const CAPTURE_MODE_GLOBAL: i32 = 0;
+/// `CU_STREAM_CAPTURE_MODE_THREAD_LOCAL`
+pub const CAPTURE_MODE_THREAD_LOCAL: i32 = 1;
 /// `CU_STREAM_CAPTURE_MODE_RELAXED`
 pub const CAPTURE_MODE_RELAXED: i32 = 2;
 /// `CU_STREAM_CAPTURE_STATUS_*`: none, active, invalidated.
@@ -68,6 +72,21 @@ struct Capture {
     nodes: Vec<Work>,
     /// Set by a forbidden call: `cuStreamEndCapture` then fails.
     invalidated: bool,
+}
+
+impl Capture {
+    /// Whether this capture forbids the calling thread's context-wide
+    /// unsafe calls (synchronise, allocate, free): a global-mode capture
+    /// forbids them on every thread, a thread-local one only on the thread
+    /// that began it (CUDA ignores other threads' thread-local captures),
+    /// a relaxed one on none.
+    fn forbids_unsafe_calls_on_this_thread(&self) -> bool {
+        match self.mode {
+            CAPTURE_MODE_GLOBAL => true,
+            CAPTURE_MODE_THREAD_LOCAL => self.thread == std::thread::current().id(),
+            _ => false,
+        }
+    }
 }
 
 /// A captured graph or an executable one: its context and nodes in order.
@@ -201,7 +220,7 @@ impl Driver {
                 .graphs
                 .captures
                 .iter()
-                .filter(|(_, c)| c.ctx == ctx && c.mode != CAPTURE_MODE_RELAXED)
+                .filter(|(_, c)| c.ctx == ctx && c.forbids_unsafe_calls_on_this_thread())
                 .map(|(s, _)| *s)
                 .collect(),
         };
