@@ -244,69 +244,79 @@ pub unsafe fn pass<E: Exec>(
     } else {
         flags
     };
-    let (mut mv2, mut work) = (0.0f64, 0.0f64);
-    if i < n {
-        // SAFETY: i < n and the per-atom buffers hold n elements (`lang` n
-        // when it is used: id < n); thread i touches only atom i's elements;
-        // `state` and `cfg` are read only.
-        unsafe {
-            let mut v = e.load(vel, i);
-            if flags & PASS_SCALE != 0 {
-                let s = e.load(state, ENS_SCALE) as f32;
-                v = Vec4::new(v.x * s, v.y * s, v.z * s, v.w);
-            }
-            let id = e.load(tag, i).id;
-            let m = e.load(pos, i).w;
-            let mut l = Vec4::ZERO;
-            if flags & PASS_FRESH != 0 {
-                let gamma = e.load(cfg, CFG_GAMMA) as f32;
-                let amp = e.load(cfg, CFG_AMP) as f32;
-                let seed = e.load(cfg, CFG_SEED).to_bits();
-                let step = e.load(state, ENS_STEPS).to_bits() + ahead as u64;
-                let u = langevin_uniforms(seed, step, id);
-                let inv_mass = 1.0 / m;
-                let amp = amp * ensemble::sqrt(inv_mass as f64) as f32;
-                l = Vec4::new(
-                    -v.x * gamma + amp * u[0],
-                    -v.y * gamma + amp * u[1],
-                    -v.z * gamma + amp * u[2],
-                    0.0,
-                );
-                e.store(lang, id, l);
-            } else if flags & PASS_LANGEVIN != 0 {
-                l = e.load(lang, id);
-            }
-            if flags & PASS_KICK != 0 {
-                let a = e.load(acc, i);
-                v = if flags & PASS_LANGEVIN != 0 {
-                    Vec4::new(
-                        v.x + (a.x + l.x) * h,
-                        v.y + (a.y + l.y) * h,
-                        v.z + (a.z + l.z) * h,
-                        v.w,
-                    )
-                } else {
-                    Vec4::new(
-                        Real::mul_add(a.x, h, v.x),
-                        Real::mul_add(a.y, h, v.y),
-                        Real::mul_add(a.z, h, v.z),
-                        v.w,
-                    )
-                };
-            }
-            e.store(vel, i, v);
-            if flags & PASS_SUMS != 0 {
-                let m = m as f64;
-                for (v, l) in [(v.x, l.x), (v.y, l.y), (v.z, l.z)] {
-                    mv2 += m * v as f64 * v as f64;
-                    work += m * l as f64 * v as f64;
+    // The per-atom work, then (with the sums) the block's tree. The sums'
+    // case is decided first and uniformly: the atoms past `n` must not leave
+    // for the exit from inside their branch, or the warp would reach the
+    // block's bar.sync diverged (the compiler threads a later uniform test
+    // into both sides of `i < n`; softcuda's checker caught it).
+    let atom = |flags: u32| -> (f64, f64) {
+        let (mut mv2, mut work) = (0.0f64, 0.0f64);
+        if i < n {
+            // SAFETY: i < n and the per-atom buffers hold n elements (`lang` n
+            // when it is used: id < n); thread i touches only atom i's elements;
+            // `state` and `cfg` are read only.
+            unsafe {
+                let mut v = e.load(vel, i);
+                if flags & PASS_SCALE != 0 {
+                    let s = e.load(state, ENS_SCALE) as f32;
+                    v = Vec4::new(v.x * s, v.y * s, v.z * s, v.w);
+                }
+                let id = e.load(tag, i).id;
+                let m = e.load(pos, i).w;
+                let mut l = Vec4::ZERO;
+                if flags & PASS_FRESH != 0 {
+                    let gamma = e.load(cfg, CFG_GAMMA) as f32;
+                    let amp = e.load(cfg, CFG_AMP) as f32;
+                    let seed = e.load(cfg, CFG_SEED).to_bits();
+                    let step = e.load(state, ENS_STEPS).to_bits() + ahead as u64;
+                    let u = langevin_uniforms(seed, step, id);
+                    let inv_mass = 1.0 / m;
+                    let amp = amp * ensemble::sqrt(inv_mass as f64) as f32;
+                    l = Vec4::new(
+                        -v.x * gamma + amp * u[0],
+                        -v.y * gamma + amp * u[1],
+                        -v.z * gamma + amp * u[2],
+                        0.0,
+                    );
+                    e.store(lang, id, l);
+                } else if flags & PASS_LANGEVIN != 0 {
+                    l = e.load(lang, id);
+                }
+                if flags & PASS_KICK != 0 {
+                    let a = e.load(acc, i);
+                    v = if flags & PASS_LANGEVIN != 0 {
+                        Vec4::new(
+                            v.x + (a.x + l.x) * h,
+                            v.y + (a.y + l.y) * h,
+                            v.z + (a.z + l.z) * h,
+                            v.w,
+                        )
+                    } else {
+                        Vec4::new(
+                            Real::mul_add(a.x, h, v.x),
+                            Real::mul_add(a.y, h, v.y),
+                            Real::mul_add(a.z, h, v.z),
+                            v.w,
+                        )
+                    };
+                }
+                e.store(vel, i, v);
+                if flags & PASS_SUMS != 0 {
+                    let m = m as f64;
+                    for (v, l) in [(v.x, l.x), (v.y, l.y), (v.z, l.z)] {
+                        mv2 += m * v as f64 * v as f64;
+                        work += m * l as f64 * v as f64;
+                    }
                 }
             }
         }
-    }
+        (mv2, work)
+    };
     if flags & PASS_SUMS == 0 {
+        atom(flags);
         return;
     }
+    let (mv2, work) = atom(flags);
     // The block's sums, a tree in f64 (fixed order): mv2 at [0, b), work at [b, 2b).
     let (b, t) = (e.block_dim(), e.thread_idx());
     // SAFETY: slots t and b + t of the 2 b f64 of shared memory, each thread its own.
