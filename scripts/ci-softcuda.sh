@@ -2,7 +2,8 @@
 # CI for the CUDA backend without a GPU: builds the software CUDA device's
 # driver (softcuda-driver, a libcuda.so.1), builds nbody-host --features cuda
 # against it (no CUDA installation) and runs Backend::Cuda on it, first in
-# the deterministic schedule, then in the adversarial one with three seeds
+# the deterministic schedule, then in the adversarial one with two seeds
+# (SOFTCUDA_SEEDS picks others)
 # (threads of a block arbitrarily far apart, blocks in random order):
 #
 #   - the kernel correctness suite against the f64 oracle (tests/correctness.rs
@@ -100,7 +101,10 @@ suite() {
 step "deterministic schedule"
 SOFTCUDA_SCHEDULE=deterministic suite
 
-for seed in 1 2 3; do
+# Two adversarial seeds in CI (each about 220 s on 2 cores; with issue 23's
+# split kernel, graphs and GPU ensembles a third took .ci/run near its
+# 60-minute limit): SOFTCUDA_SEEDS="1 2 3" scripts/ci-softcuda.sh runs more.
+for seed in ${SOFTCUDA_SEEDS:-1 2}; do
   step "adversarial schedule, seed $seed"
   SOFTCUDA_SCHEDULE=adversarial SOFTCUDA_SEED=$seed HERMITE_SKIP="--skip 65536" \
     ENSEMBLE_SKIP="--skip follows_the_cpu --skip checkpoints" suite
