@@ -19,7 +19,7 @@
 //! slots, consecutive 16-byte words, never two words of one bank group.
 //! A block's `R` bodies lie in one tile (`R` divides `B`); that tile and
 //! the partial last one use the guarded
-//! [`interaction`](crate::interaction::interaction), whose self-pair term
+//! [`interaction`], whose self-pair term
 //! is exactly zero.
 //!
 //! # The reduction (deterministic)

@@ -185,7 +185,7 @@ impl Kernel {
     }
 
     /// The kernel [`Kernel::Auto`] becomes for `n` bodies on a GPU with
-    /// `multiprocessors` SMs (`None`: [`NOMINAL_MULTIPROCESSORS`]), from
+    /// `multiprocessors` SMs (`None`: 132, the H100 SXM's and H200's count), from
     /// the H200's measurements (docs/gpu/): the triangle kernel wherever
     /// its grid gives every SM at least 8 blocks (block 128 where it gives
     /// 32, else 64: at N = 16,384 block 64 ran 1.36e12 interactions/s
