@@ -21,7 +21,7 @@ mod flags;
 mod state;
 
 pub use flags::EnsembleFlags;
-pub(crate) use state::EnsembleState;
+pub(crate) use state::{EnsembleState, nh_from_words, nh_words};
 
 use gpu_kernels::ensemble::{MAX_CHAIN, NoseHoover};
 

@@ -70,19 +70,8 @@ impl EnsembleState {
 
     /// The `ENST` payload (and the `KICK` one, Langevin's forces).
     pub(crate) fn encode(&self) -> (Vec<u8>, Vec<u8>) {
-        let s = &self.nh;
         let mut p = Vec::with_capacity(ENST_BYTES);
-        let words = s
-            .eta
-            .iter()
-            .chain(&s.eta_dot)
-            .chain(&s.eta_dotdot)
-            .chain(&s.etap)
-            .chain(&s.etap_dot)
-            .chain(&s.etap_dotdot)
-            .chain([&s.omega, &s.omega_dot, &s.mtk_term2, &s.vol0, &s.t_current])
-            .chain(&s.lengths)
-            .chain([&self.energy, &self.onestep]);
+        let words = nh_words(&self.nh).chain([self.energy, self.onestep]);
         for x in words {
             p.extend_from_slice(&x.to_le_bytes());
         }
@@ -112,20 +101,8 @@ impl EnsembleState {
         let mut words = p
             .chunks_exact(8)
             .map(|w| f64::from_le_bytes(w.try_into().expect("8 bytes")));
-        let mut nh = NhState::new([0.0; 3]);
-        let mut fill = |v: &mut [f64]| v.iter_mut().for_each(|x| *x = words.next().expect("61"));
-        fill(&mut nh.eta);
-        fill(&mut nh.eta_dot);
-        fill(&mut nh.eta_dotdot);
-        fill(&mut nh.etap);
-        fill(&mut nh.etap_dot);
-        fill(&mut nh.etap_dotdot);
-        let mut five = [0.0; 5];
-        fill(&mut five);
-        [nh.omega, nh.omega_dot, nh.mtk_term2, nh.vol0, nh.t_current] = five;
-        fill(&mut nh.lengths);
-        let mut two = [0.0; 2];
-        fill(&mut two);
+        let nh = nh_from_words(&mut words);
+        let two = [0; 2].map(|_| words.next().expect("61"));
         let steps = u64::from_le_bytes(p[60 * 8..].try_into().expect("8 bytes"));
         let kicks = match kicks {
             None => Vec::new(),
@@ -152,6 +129,39 @@ impl EnsembleState {
             kicks,
         })
     }
+}
+
+/// The [`NhState`]'s values in order (the checkpoint's `ENST` layout and the
+/// GPU plan's `md_ensemble::ENS_NH` one): each chain, then omega, omega_dot,
+/// mtk_term2, vol0, t_current, then the lengths.
+pub(crate) fn nh_words(s: &NhState) -> impl Iterator<Item = f64> + '_ {
+    s.eta
+        .iter()
+        .chain(&s.eta_dot)
+        .chain(&s.eta_dotdot)
+        .chain(&s.etap)
+        .chain(&s.etap_dot)
+        .chain(&s.etap_dotdot)
+        .copied()
+        .chain([s.omega, s.omega_dot, s.mtk_term2, s.vol0, s.t_current])
+        .chain(s.lengths.iter().copied())
+}
+
+/// [`nh_words`] inverted: takes the state's values from `words`.
+pub(crate) fn nh_from_words(words: &mut impl Iterator<Item = f64>) -> NhState {
+    let mut nh = NhState::new([0.0; 3]);
+    let mut fill = |v: &mut [f64]| v.iter_mut().for_each(|x| *x = words.next().expect("NH"));
+    fill(&mut nh.eta);
+    fill(&mut nh.eta_dot);
+    fill(&mut nh.eta_dotdot);
+    fill(&mut nh.etap);
+    fill(&mut nh.etap_dot);
+    fill(&mut nh.etap_dotdot);
+    let mut five = [0.0; 5];
+    fill(&mut five);
+    [nh.omega, nh.omega_dot, nh.mtk_term2, nh.vol0, nh.t_current] = five;
+    fill(&mut nh.lengths);
+    nh
 }
 
 #[cfg(test)]

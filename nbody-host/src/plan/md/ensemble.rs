@@ -32,7 +32,7 @@ use gpu_kernels::shape;
 use super::{MdBuf, MdPlan};
 use crate::error::Result;
 use crate::md::Ensemble;
-use crate::md::ensemble::{EnsembleState, degrees_of_freedom};
+use crate::md::ensemble::{EnsembleState, degrees_of_freedom, nh_from_words, nh_words};
 use crate::plan::device::{Device, vec4_words, words_f64, words_vec4};
 
 /// The thermostat of a plan: its ensemble and what the launches need.
@@ -55,39 +55,6 @@ fn f64_words(v: &[f64]) -> Vec<u32> {
             [b as u32, (b >> 32) as u32]
         })
         .collect()
-}
-
-/// The [`NhState`] in the device's layout (`md_ensemble::ENS_NH`).
-fn nh_values(s: &NhState) -> Vec<f64> {
-    s.eta
-        .iter()
-        .chain(&s.eta_dot)
-        .chain(&s.eta_dotdot)
-        .chain(&s.etap)
-        .chain(&s.etap_dot)
-        .chain(&s.etap_dotdot)
-        .chain(&[s.omega, s.omega_dot, s.mtk_term2, s.vol0, s.t_current])
-        .chain(&s.lengths)
-        .copied()
-        .collect()
-}
-
-/// [`nh_values`] inverted.
-fn nh_from(v: &[f64]) -> NhState {
-    let mut s = NhState::new([0.0; 3]);
-    let mut it = v.iter().copied();
-    let mut fill = |dst: &mut [f64]| dst.iter_mut().for_each(|x| *x = it.next().expect("NH"));
-    fill(&mut s.eta);
-    fill(&mut s.eta_dot);
-    fill(&mut s.eta_dotdot);
-    fill(&mut s.etap);
-    fill(&mut s.etap_dot);
-    fill(&mut s.etap_dotdot);
-    let mut five = [0.0; 5];
-    fill(&mut five);
-    [s.omega, s.omega_dot, s.mtk_term2, s.vol0, s.t_current] = five;
-    fill(&mut s.lengths);
-    s
 }
 
 impl EnsPlan {
@@ -226,7 +193,8 @@ impl MdPlan {
                 st
             }
         };
-        state[ENS_NH as usize..(ENS_NH + NH_WORDS) as usize].copy_from_slice(&nh_values(&nh));
+        state[ENS_NH as usize..(ENS_NH + NH_WORDS) as usize]
+            .copy_from_slice(&nh_words(&nh).collect::<Vec<_>>());
         dev.write(MdBuf::Ensemble, 0, &f64_words(&state))?;
         if !ens.langevin() {
             dev.fill(MdBuf::Lang, 0)?;
@@ -344,7 +312,11 @@ impl MdPlan {
         };
         Ok(Some(EnsembleState {
             ensemble: ens.ensemble,
-            nh: nh_from(&v[ENS_NH as usize..(ENS_NH + NH_WORDS) as usize]),
+            nh: nh_from_words(
+                &mut v[ENS_NH as usize..(ENS_NH + NH_WORDS) as usize]
+                    .iter()
+                    .copied(),
+            ),
             energy: v[ENS_ENERGY as usize],
             onestep: v[ENS_ONESTEP as usize],
             steps: v[ENS_STEPS as usize].to_bits(),
