@@ -28,6 +28,7 @@ use seq_macro::seq;
 use crate::exec::{Exec, Global};
 use crate::integrate::global_thread;
 use crate::interaction::{PointMass, Vec3, potential, pull};
+use crate::reduce::block_sums;
 use crate::shape::{TILED_BODIES_PER_THREAD, TRIANGLE_BODIES_PER_THREAD, WARP};
 use crate::tiled::load_or_pad;
 use crate::triangle::{pair_step, reaction_slot};
@@ -299,25 +300,7 @@ pub unsafe fn block_potential<E: Exec>(
     // Padding threads add exactly nothing (their `phi` may be infinite at
     // zero softening, and `0 * inf` would be NaN).
     let mine = if i < ni { body.w as f64 * phi } else { 0.0 };
-    // SAFETY: slot t of the `block` f64 (8 * block <= 16 * block bytes), each thread its own.
-    unsafe { e.shared_store::<f64>(t, mine) };
-    e.sync_threads();
-    let mut stride = b / 2;
-    while stride > 0 {
-        if t < stride {
-            // SAFETY: t + stride < block: slots written before the last barrier; each thread
-            // writes only its own slot t.
-            unsafe {
-                let sum = e.shared_load::<f64>(t) + e.shared_load::<f64>(t + stride);
-                e.shared_store(t, sum);
-            }
-        }
-        e.sync_threads();
-        stride /= 2;
-    }
-    if t == 0 {
-        // SAFETY: slot 0 is complete after the last barrier; `partials` holds one value per
-        // block of the grid.
-        unsafe { e.store(partials, e.block_idx(), e.shared_load::<f64>(0)) };
-    }
+    // SAFETY: every thread of the block gets here; 8 * block <= 16 * block shared bytes;
+    // `partials` holds one value per block (the contract).
+    unsafe { block_sums(e, [mine], partials) };
 }

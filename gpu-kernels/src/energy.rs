@@ -21,6 +21,7 @@
 use crate::exec::{Exec, Global};
 use crate::integrate::global_thread;
 use crate::interaction::{PointMass, potential};
+use crate::reduce::block_sums;
 use crate::tiled::load_or_pad;
 use crate::vec4::Vec4;
 
@@ -84,36 +85,8 @@ pub unsafe fn energy_partials<E: Exec>(
     // `0 * phi` would be NaN.
     let potential_i = if i < n { body.w as f64 * phi } else { 0.0 };
 
-    // Block tree reduction in f64: kinetic at [0, b), potential at [b, 2b).
-    // SAFETY: slots t and block + t of the `2 * block` f64 (16 * block bytes), each thread its
-    // own.
-    unsafe {
-        e.shared_store::<f64>(t, kinetic);
-        e.shared_store::<f64>(b + t, potential_i);
-    }
-    e.sync_threads();
-    let mut stride = b / 2;
-    while stride > 0 {
-        if t < stride {
-            // SAFETY: t + stride < 2 * stride <= block: slots in range, written before the last
-            // barrier; each thread writes only its own slot t (and block + t).
-            unsafe {
-                let k2 = e.shared_load::<f64>(t) + e.shared_load::<f64>(t + stride);
-                let p2 = e.shared_load::<f64>(b + t) + e.shared_load::<f64>(b + t + stride);
-                e.shared_store(t, k2);
-                e.shared_store(b + t, p2);
-            }
-        }
-        e.sync_threads();
-        stride /= 2;
-    }
-    if t == 0 {
-        // SAFETY: slots 0 and block, complete after the last barrier; `partials` holds 2 values
-        // per block of the grid.
-        unsafe {
-            let block = e.block_idx();
-            e.store(partials, 2 * block, e.shared_load::<f64>(0));
-            e.store(partials, 2 * block + 1, e.shared_load::<f64>(b));
-        }
-    }
+    // The block's sums in f64, a fixed-order tree: kinetic and potential.
+    // SAFETY: every thread of the block gets here; the launch's 16 * block shared bytes and
+    // `partials`' 2 values per block (the contract).
+    unsafe { block_sums(e, [kinetic, potential_i], partials) };
 }

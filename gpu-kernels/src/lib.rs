@@ -22,6 +22,7 @@
 //! | [`ensemble`] | thermostats and the barostat (Nosé–Hoover chains, MTK), Philox random numbers: scalar `f64`, host and GPU alike |
 //! | [`hermite`] | collisional gravity: predictor, force + jerk + potential of active bodies (f64, mixed) |
 //! | [`periodic`] | short-range MD: the periodic box, ghosts, drift with the rebuild trigger |
+//! | [`reduce`] | the fixed-order block tree that sums `f64` per block (energy, thermo, ensemble) |
 //! | [`scan`] | exclusive prefix sums over the grid (block scans, block sums) |
 //! | [`binning`] | short-range MD: the counting sort of bodies by cell |
 //! | [`neighbours`] | short-range MD: full neighbour lists from the cells |
@@ -89,6 +90,7 @@ pub mod md_ensemble;
 pub mod neighbours;
 pub mod pair;
 pub mod periodic;
+pub mod reduce;
 pub mod scan;
 pub mod shape;
 pub mod simt;

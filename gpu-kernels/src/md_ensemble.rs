@@ -19,6 +19,7 @@ use crate::exec::{Exec, Global};
 use crate::integrate::global_thread;
 use crate::interaction::Real;
 use crate::periodic::Tag;
+use crate::reduce::block_sums;
 use crate::vec4::Vec4;
 
 /// The ensemble's kind in [`CFG_KIND`]: NVE (nothing to do).
@@ -317,38 +318,9 @@ pub unsafe fn pass<E: Exec>(
         return;
     }
     let (mv2, work) = atom(flags);
-    // The block's sums, a tree in f64 (fixed order): mv2 at [0, b), work at [b, 2b).
-    let (b, t) = (e.block_dim(), e.thread_idx());
-    // SAFETY: slots t and b + t of the 2 b f64 of shared memory, each thread its own.
-    unsafe {
-        e.shared_store::<f64>(t, mv2);
-        e.shared_store::<f64>(b + t, work);
-    }
-    e.sync_threads();
-    let mut stride = b / 2;
-    while stride > 0 {
-        if t < stride {
-            // SAFETY: t + stride < b: slots written before the last barrier; each thread
-            // writes only its own slots t and b + t.
-            unsafe {
-                let x = e.shared_load::<f64>(t) + e.shared_load::<f64>(t + stride);
-                let y = e.shared_load::<f64>(b + t) + e.shared_load::<f64>(b + t + stride);
-                e.shared_store(t, x);
-                e.shared_store(b + t, y);
-            }
-        }
-        e.sync_threads();
-        stride /= 2;
-    }
-    if t == 0 {
-        // SAFETY: slots 0 and b, complete after the last barrier; `partials` holds two
-        // values per block.
-        unsafe {
-            let block = e.block_idx();
-            e.store(partials, 2 * block, e.shared_load::<f64>(0));
-            e.store(partials, 2 * block + 1, e.shared_load::<f64>(b));
-        }
-    }
+    // The block's sums, a tree in f64 (fixed order): every thread of the block gets here.
+    // SAFETY: the 2 b f64 of shared memory and `partials`' two values per block (the contract).
+    unsafe { block_sums(e, [mv2, work], partials) };
 }
 
 /// The end of a step (one thread): the blocks' sums of the last

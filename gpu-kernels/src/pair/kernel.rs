@@ -34,6 +34,7 @@ use super::{CUTOFF2, MAX_ROW, OFFSET, PairLaw, Row, row_words};
 use crate::exec::{Exec, Global};
 use crate::integrate::global_thread;
 use crate::interaction::Real;
+use crate::reduce::block_sums;
 use crate::shape::{NEIGHBOUR_GROUP, WARP, neighbour_slot};
 use crate::vec4::Vec4;
 
@@ -355,49 +356,5 @@ fn pair<L: PairLaw, W: Row<f32>, const THERMO: bool>(a: &mut Sums, pi: Vec4, pj:
     a.z = Real::mul_add(dz, f, a.z);
     if THERMO {
         a.virial = Real::mul_add(f, r2, a.virial);
-    }
-}
-
-/// Tree reduction of three `f64` per thread across the block, in a fixed
-/// order (so the same inputs give the same bits); thread 0 writes the block's
-/// sums to `partials[3 block ..]`.
-///
-/// # Safety
-/// Every thread of the block calls it; the launch has `24 * blockDim` bytes of
-/// dynamic shared memory; `partials` holds 3 `f64` per block.
-#[inline(always)]
-unsafe fn block_sums<E: Exec>(e: &E, sums: [f64; 3], partials: Global<f64>) {
-    let b = e.block_dim();
-    let t = e.thread_idx();
-    // SAFETY: slots k * b + t < 3 b, each thread its own; read after the barrier.
-    unsafe {
-        for (k, s) in sums.iter().enumerate() {
-            e.shared_store::<f64>(k as u32 * b + t, *s);
-        }
-    }
-    e.sync_threads();
-    let mut stride = b / 2;
-    while stride > 0 {
-        if t < stride {
-            // SAFETY: t + stride < 2 stride <= b: slots written before the last barrier; each
-            // thread writes only its own slots k * b + t.
-            unsafe {
-                for k in 0..3 {
-                    let s =
-                        e.shared_load::<f64>(k * b + t) + e.shared_load::<f64>(k * b + t + stride);
-                    e.shared_store(k * b + t, s);
-                }
-            }
-        }
-        e.sync_threads();
-        stride /= 2;
-    }
-    if t == 0 {
-        // SAFETY: slots 0, b, 2b are complete after the last barrier; 3 values per block.
-        unsafe {
-            for k in 0..3 {
-                e.store(partials, 3 * e.block_idx() + k, e.shared_load::<f64>(k * b));
-            }
-        }
     }
 }
