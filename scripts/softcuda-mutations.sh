@@ -7,13 +7,14 @@
 # if any mutation is missed, or no longer applies (the code it mutates
 # changed: update the mutation).
 #
-#   scripts/softcuda-mutations.sh            # every mutation
-#   scripts/softcuda-mutations.sh swap-args  # the ones whose name contains this
+#   scripts/softcuda-mutations.sh                 # every mutation
+#   scripts/softcuda-mutations.sh swap-args       # the ones whose name contains this
+#   scripts/softcuda-mutations.sh 'ensemble|gate' # or matches this extended regex
 #
 # The scratch copy lives in target/mutants/src (tracked and untracked files,
 # copied with their times, so cargo rebuilds only what a mutation touches)
 # with its own target dir target/mutants/target; a baseline run on the
-# unmutated copy must pass every test any mutation is judged by first
+# unmutated copy must pass every test a selected mutation is judged by first
 # (md_gpu and the MD plan's softcuda tests included, so that a FAILED there
 # means the mutation). Measured on this project's loaded 2-core
 # VM: 7.3 min from an empty target/mutants (the first build compiles every
@@ -21,14 +22,19 @@
 # after each mutation); with the four block-pair mutations, 8.1 min from
 # empty (2026-11-26; results in softcuda/README.md, "Mutations"); with the
 # nine kernel and stream mutations of issue 24, 11.1 and 14.8 min with
-# target/mutants warm from an earlier run (2026-11-27, the VM at load 12-196). Not in CI: cold, it would take
+# target/mutants warm from an earlier run (2026-11-27, the VM at load 12-196). The
+# five kernel mutations after issue 24's block_sums (SOFTCUDA_MUTANTS beside
+# a first run, the tree's warm target dir): 46 min at load 4-143. Not in CI: cold, it would take
 # scripts/ci-softcuda.sh well past its 12-minute budget.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 only=${1:-}
-scratch=$root/target/mutants
+# SOFTCUDA_MUTANTS moves the scratch copy (a second run beside a first);
+# a CARGO_TARGET_DIR already set is kept (a warm target dir: the copy's
+# crates build there beside the tree's, under their own paths).
+scratch=${SOFTCUDA_MUTANTS:-$root/target/mutants}
 src=$scratch/src
-export CARGO_TARGET_DIR=$scratch/target
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$scratch/target}
 mkdir -p "$src" "$CARGO_TARGET_DIR"
 
 # name | file | python edit (gets `s`, the file's text; must change it; a `|`
@@ -60,7 +66,11 @@ event-on-the-wrong-stream|nbody-host/src/cuda/device.rs|s = replace(s, "        
 md-bin-cta-atomic|nbody-host/ptx/gpu_kernels.ptx|s = in_entry(s, "nbody_md_bin", "atom.global.add.u32 %r13, [%gp], %r14;", "atom.cta.global.add.u32 %r13, [%gp], %r14;")|--test md_gpu cuda::;--lib plan::md
 md-drift-ld-nc-of-written-data|nbody-host/ptx/gpu_kernels.ptx|s = in_entry(s, "nbody_md_drift", "ld.global.v4.b32 \t{%r8, %r9, %r10, %r11}, [%rd9];", "ld.global.nc.v4.b32 \t{%r8, %r9, %r10, %r11}, [%rd9];")|--test md_gpu cuda::;--lib plan::md
 triangle-missing-syncwarp|nbody-host/ptx/gpu_kernels.ptx|s = delete_line(s, "nbody_triangle_accel", "bar.warp.sync", 5)|--test correctness cuda::triangle;--test cuda_backend
-energy-last-block-sums|nbody-host/ptx/gpu_kernels.ptx|s = in_entry(s, "nbody_energy", "\tst.global.b64 \t[%rd11+8], %rd50;\n", "\tst.global.b64 \t[%rd11+8], %rd50;\n" + LAST_BLOCK_SUMS)|--test cuda_backend;--test correctness cuda::
+energy-last-block-sums|nbody-host/ptx/gpu_kernels.ptx|s = in_entry(s, "nbody_energy", "\tst.global.b64 \t[%rd9+8], %rd48;\n", "\tst.global.b64 \t[%rd9+8], %rd48;\n" + last_block_sums("r5", "rd3", "rd9", "rd47", "rd48"))|--test cuda_backend;--test correctness cuda::
+ensemble-pass-missing-barrier|nbody-host/ptx/gpu_kernels.ptx|s = delete_bar_sync(s, "nbody_md_ensemble_pass", 1)|--test md_gpu_ensemble cuda::;--test block_sums_bits md_
+ensemble-pass-every-thread-writes|nbody-host/ptx/gpu_kernels.ptx|s = in_entry(s, "nbody_md_ensemble_pass", "\tsetp.ne.b32 \t%p13, %r3, 0;\n\t@%p13 bra \t$L__BB30_30;\n", "")|--test md_gpu_ensemble cuda::;--test block_sums_bits md_
+ensemble-pass-last-block-sums|nbody-host/ptx/gpu_kernels.ptx|s = in_entry(s, "nbody_md_ensemble_pass", "\tst.global.b64 \t[%rd20+8], %rd199;\n", "\tst.global.b64 \t[%rd20+8], %rd199;\n" + last_block_sums("r1", "rd8", "rd20", "rd198", "rd199"))|--test md_gpu_ensemble cuda::;--test block_sums_bits md_
+md-gate-before-drift|nbody-host/src/plan/md/batch.rs|s = replace(s, "        if let Some(force) = gate {\n            dev.mark(Some(Section::Neigh))?;\n            self.queue_build(dev, force)?;\n        }\n", ""); s = replace(s, "        dev.launch(\n            Launch::MdDrift {", "        if let Some(force) = gate {\n            dev.mark(Some(Section::Neigh))?;\n            self.queue_build(dev, force)?;\n        }\n        dev.launch(\n            Launch::MdDrift {")|--test md_gpu cuda::;--lib plan::md;--test md_gpu_ensemble cuda::
 EOF
 )
 
@@ -89,26 +99,29 @@ def delete_bar_sync(s, entry, k):
 def in_entry(s, entry, old, new):
     start, end = entry_range(s, entry)
     return s[:start] + replace(s[start:end], old, new) + s[end:]
-# After its own partial sums, the energy kernel's last block adds every
-# other block's pair into its own and zeroes theirs: right only if every
-# other block has finished (blocks in order), as a reduction that assumes
-# block order would be.
-LAST_BLOCK_SUMS = """\t{
+# After its own partial sums (registers kin and pot, stored at [mine] and
+# [mine+8]), a kernel's last block (block index in register ctaid) adds
+# every other block's pair (at base + 16 k) into its own and zeroes theirs:
+# right only if every other block has finished (blocks in order), as a
+# reduction that assumes block order would be.
+def last_block_sums(ctaid, base, mine, kin, pot):
+    return LAST_BLOCK_SUMS.format(ctaid=ctaid, base=base, mine=mine, kin=kin, pot=pot)
+LAST_BLOCK_SUMS = """\t{{
 \t.reg .pred %lq;
 \t.reg .b32 %lk, %ln;
 \t.reg .b64 %la, %lv, %ls, %lp;
 \tmov.u32 %ln, %nctaid.x;
 \tadd.u32 %ln, %ln, -1;
-\tsetp.ne.u32 %lq, %r5, %ln;
+\tsetp.ne.u32 %lq, %{ctaid}, %ln;
 \t@%lq bra $L__MUT_DONE;
-\tmov.b64 %ls, %rd49;
-\tmov.b64 %lp, %rd50;
+\tmov.b64 %ls, %{kin};
+\tmov.b64 %lp, %{pot};
 \tmov.u32 %lk, 0;
 $L__MUT_LOOP:
-\tsetp.ge.u32 %lq, %lk, %r5;
+\tsetp.ge.u32 %lq, %lk, %{ctaid};
 \t@%lq bra $L__MUT_END;
 \tmul.wide.u32 %la, %lk, 16;
-\tadd.s64 %la, %rd3, %la;
+\tadd.s64 %la, %{base}, %la;
 \tld.global.b64 %lv, [%la];
 \tadd.rn.f64 %ls, %ls, %lv;
 \tld.global.b64 %lv, [%la+8];
@@ -119,10 +132,10 @@ $L__MUT_LOOP:
 \tadd.u32 %lk, %lk, 1;
 \tbra.uni $L__MUT_LOOP;
 $L__MUT_END:
-\tst.global.b64 [%rd11], %ls;
-\tst.global.b64 [%rd11+8], %lp;
+\tst.global.b64 [%{mine}], %ls;
+\tst.global.b64 [%{mine}+8], %lp;
 $L__MUT_DONE:
-\t}
+\t}}
 """
 s = open(path).read()
 before = s
@@ -143,21 +156,27 @@ PY
 # names one (`-p softcuda --test md_binning`).
 package() { case $1 in -p*) ;; *) echo "-p nbody-host --features cuda" ;; esac; }
 
-# Baseline: the unmutated copy must pass every test a mutation is judged by,
-# or a CAUGHT below would mean nothing.
+selected() { [[ $1 =~ $only ]]; }
+
+# Baseline: the unmutated copy must pass every test a selected mutation is
+# judged by, or a CAUGHT below would mean nothing.
 echo "==== baseline (no mutation)"
-for run in "--test cuda_backend" "--test cuda_block_pair" "--test correctness cuda::" "--test md_gpu cuda::" "--lib plan::md" "-p softcuda --test md_binning"; do
+baseline=$(while IFS='|' read -r name _ _ tests; do
+  [ -n "$name" ] && selected "$name" && tr ';' '\n' <<<"$tests"
+done <<<"$mutations" | awk '!seen[$0]++')
+while IFS= read -r run; do
   # shellcheck disable=SC2046,SC2086
   (cd "$src" && scripts/with-softcuda.sh cargo test -q $(package "$run") $run) \
     >"$scratch/baseline.log" 2>&1 ||
     { tail -30 "$scratch/baseline.log"; echo "baseline fails: cargo test $run"; exit 1; }
-done
+  echo "passes: cargo test $run"
+done <<<"$baseline"
 
 missed=0
 results=()
 while IFS='|' read -r name file code tests; do
   [ -z "$name" ] && continue
-  case $name in *"$only"*) ;; *) continue ;; esac
+  selected "$name" || continue
   echo "==== mutation $name ($file)"
   if ! apply "$file" "$code"; then
     results+=("MISSED $name (the mutation no longer applies)")
