@@ -54,6 +54,7 @@ mod batch;
 mod build;
 mod engine;
 mod ensemble;
+mod npt;
 mod params;
 mod step;
 
@@ -192,6 +193,8 @@ pub(crate) struct MdPlan {
     dangerous_builds: u64,
     /// The thermostat, under an ensemble other than NVE (`ensemble.rs`).
     ens: Option<ensemble::EnsPlan>,
+    /// The barostat's run on the host, under NPT (`npt.rs`).
+    npt: Option<Box<npt::NptRun>>,
 }
 
 impl MdPlan {
