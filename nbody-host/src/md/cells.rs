@@ -217,7 +217,6 @@ impl Axis {
     fn as_slice(&self) -> &[(usize, i8)] {
         &self.items[..self.len]
     }
-
 }
 
 /// Shrinks `dims` to about `max_cells` in all, keeping their proportions.
