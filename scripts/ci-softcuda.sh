@@ -45,7 +45,11 @@
 #     steps and bit-identical checkpoint resumes in the deterministic
 #     schedule; the same bits on every run in every schedule), and the md driver
 #     with --backend cuda against --backend cpu, NVE, NVT and Langevin, 50
-#     steps (scripts/softcuda-md-e2e.sh);
+#     steps (scripts/softcuda-md-e2e.sh); NPT likewise (tests/md_gpu_npt.rs
+#     cuda::, 500 atoms: the comparison with the CPU, the resume and the
+#     squeezed box's stop in the deterministic schedule only, about 30 s;
+#     the same bits in every schedule), and md --ensemble npt in the e2e
+#     script;
 #   - the Hermite integrator on Backend::Cuda (tests/hermite_gpu.rs cuda:::
 #     the block-step engine against the CPU engine, the same bits on every
 #     run, and, deterministic schedule only, the mixed kernel's force error
@@ -76,7 +80,7 @@ cd "$root"
 start=$(date +%s)
 step() { printf '\n---- softcuda [%4ds] %s\n' "$(($(date +%s) - start))" "$*"; }
 sc=scripts/with-softcuda.sh
-tests=(--test correctness --test cuda_backend --test cuda_block_pair --test gpu_path --test snapshot --test md_gpu --test md_gpu_like_cpu --test md_gpu_ensemble --test gpu_bits --test round_trips --test hermite_gpu --test cuda_graphs)
+tests=(--test correctness --test cuda_backend --test cuda_block_pair --test gpu_path --test snapshot --test md_gpu --test md_gpu_like_cpu --test md_gpu_ensemble --test md_gpu_npt --test gpu_bits --test round_trips --test hermite_gpu --test cuda_graphs)
 
 step "build: the driver, nbody-host --features cuda linked against it"
 $sc cargo test -q -p nbody-host --features cuda "${tests[@]}" --no-run
@@ -94,6 +98,8 @@ suite() {
   # (The 200-step comparisons with the CPU and the resumes in the
   # deterministic schedule only: 37 s there; the rest 30 s per adversarial seed.)
   $sc cargo test -q -p nbody-host --features cuda --test md_gpu_ensemble cuda:: -- ${ENSEMBLE_SKIP:-}
+  # NPT (500 atoms, a build and a round trip per step): the same skips.
+  $sc cargo test -q -p nbody-host --features cuda --test md_gpu_npt cuda:: -- ${ENSEMBLE_SKIP:-}
   # (The N = 65,536 force-error test in the deterministic schedule only.)
   $sc cargo test -q -p nbody-host --features cuda --test hermite_gpu cuda:: -- ${HERMITE_SKIP:-}
 }
@@ -107,7 +113,7 @@ SOFTCUDA_SCHEDULE=deterministic suite
 for seed in ${SOFTCUDA_SEEDS:-1 2}; do
   step "adversarial schedule, seed $seed"
   SOFTCUDA_SCHEDULE=adversarial SOFTCUDA_SEED=$seed HERMITE_SKIP="--skip 65536" \
-    ENSEMBLE_SKIP="--skip follows_the_cpu --skip checkpoints" suite
+    ENSEMBLE_SKIP="--skip follows_the_cpu --skip checkpoints --skip squeezed" suite
 done
 
 step "issue 23: host round trips per run (gravity, safe-rebuild MD), force threads at N = 4096 (tests/round_trips.rs, counted in the driver's log)"
@@ -150,7 +156,7 @@ SOFTCUDA_STREAMS=non-blocking scripts/softcuda-e2e.sh --n 200 --steps 3 --block 
 step "the same, adversarial schedule, block 32"
 SOFTCUDA_SCHEDULE=adversarial SOFTCUDA_SEED=4 scripts/softcuda-e2e.sh --n 100 --steps 2 --block 32
 
-step "md --backend cuda against --backend cpu: NVE, NVT, Langevin, 256 atoms, 50 steps (scripts/softcuda-md-e2e.sh)"
+step "md --backend cuda against --backend cpu: NVE, NVT, Langevin, NPT, 256 atoms, 50 steps (scripts/softcuda-md-e2e.sh)"
 SOFTCUDA_SCHEDULE=deterministic scripts/softcuda-md-e2e.sh
 
 step "cargo bench --features cuda, quick, N = 1024 (modelled device time)"

@@ -2,7 +2,9 @@
 # The md driver (examples/md.rs) with --backend cuda on the software CUDA
 # device against the same run on the CPU: 256 atoms of in.lj (fcc 4^3,
 # density 0.8442, T 1.44), shifted LJ 2.5, skin 0.3, 50 steps, thermo every
-# 10, under NVE and NVT (Nose-Hoover, T 1.0, Tdamp 0.5) and Langevin. Every
+# 10, under NVE, NVT (Nose-Hoover, T 1.0, Tdamp 0.5), Langevin and NPT
+# (T 1.44, Tdamp 0.5, iso P 0.5, Pdamp 0.2: the box shrinks as the lattice
+# melts, the lists rebuilt every step in the new box). Every
 # thermo row (Temp PotEng KinEng TotEng Press) must agree to 1e-4 relative
 # (f32 rounding; measured a few 1e-6) and the result line must name the
 # backend. About a minute once the release build is there.
@@ -31,7 +33,8 @@ run() { # backend ensemble-flags... -> the output
 rows() { awk 'NF == 6 && $1 ~ /^[0-9]+$/ { print }'; }
 
 fail=0
-for ensemble in "nve" "nvt --temp-target 1.0 --tdamp 0.5" "langevin --temp-target 1.0 --tdamp 0.5"; do
+for ensemble in "nve" "nvt --temp-target 1.0 --tdamp 0.5" "langevin --temp-target 1.0 --tdamp 0.5" \
+  "npt --temp-target 1.44 --tdamp 0.5 --press-target 0.5 --pdamp 0.2"; do
   # shellcheck disable=SC2086
   run cpu --ensemble $ensemble > "$tmp/cpu.txt"
   # shellcheck disable=SC2086

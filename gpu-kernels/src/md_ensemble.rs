@@ -81,8 +81,11 @@ pub const ENS_ONESTEP: u32 = NH_WORDS + 1;
 pub const ENS_STEPS: u32 = NH_WORDS + 2;
 /// The scaling the next [`PASS_SCALE`] pass applies.
 pub const ENS_SCALE: u32 = NH_WORDS + 3;
+/// The barostat's half-step dilation the next [`PASS_DILATE`] pass applies
+/// (NPT; set by the host, `nbody-host`'s `plan/md/npt.rs`).
+pub const ENS_DILATE: u32 = NH_WORDS + 4;
 /// Words of the state.
-pub const ENS_WORDS: u32 = NH_WORDS + 4;
+pub const ENS_WORDS: u32 = NH_WORDS + 5;
 
 /// [`pass`]: `v *= state[ENS_SCALE]` first.
 pub const PASS_SCALE: u32 = 1;
@@ -94,6 +97,9 @@ pub const PASS_KICK: u32 = 4;
 pub const PASS_LANGEVIN: u32 = 8;
 /// [`pass`]: per-block sums of `m v^2` and `m a_L . v` at the end.
 pub const PASS_SUMS: u32 = 16;
+/// [`pass`]: `x *= state[ENS_DILATE]` after the kick (the barostat's
+/// dilation of the positions, either side of the drift, as the CPU's pass).
+pub const PASS_DILATE: u32 = 32;
 
 /// The Nosé–Hoover state kept at `at` of `buf`.
 ///
@@ -209,7 +215,7 @@ pub unsafe fn begin<E: Exec>(e: &E, state: Global<f64>, cfg: Global<f64>) {
 }
 
 /// One pass over the atoms (`flags`, in this order: [`PASS_SCALE`],
-/// [`PASS_FRESH`], [`PASS_KICK`], [`PASS_SUMS`]); Langevin's `a_L` is kept
+/// [`PASS_FRESH`], [`PASS_KICK`], [`PASS_DILATE`], [`PASS_SUMS`]); Langevin's `a_L` is kept
 /// by atom id in `lang`, so the sort of a build leaves it alone, and drawn
 /// for step `steps + ahead`.
 ///
@@ -254,8 +260,8 @@ pub unsafe fn pass<E: Exec>(
         let (mut mv2, mut work) = (0.0f64, 0.0f64);
         if i < n {
             // SAFETY: i < n and the per-atom buffers hold n elements (`lang` n
-            // when it is used: id < n); thread i touches only atom i's elements;
-            // `state` and `cfg` are read only.
+            // when it is used: id < n); thread i touches only atom i's elements
+            // (its position with PASS_DILATE); `state` and `cfg` are read only.
             unsafe {
                 let mut v = e.load(vel, i);
                 if flags & PASS_SCALE != 0 {
@@ -302,6 +308,11 @@ pub unsafe fn pass<E: Exec>(
                     };
                 }
                 e.store(vel, i, v);
+                if flags & PASS_DILATE != 0 {
+                    let d = e.load(state, ENS_DILATE) as f32;
+                    let p = e.load(pos, i);
+                    e.store(pos, i, Vec4::new(p.x * d, p.y * d, p.z * d, p.w));
+                }
                 if flags & PASS_SUMS != 0 {
                     let m = m as f64;
                     for (v, l) in [(v.x, l.x), (v.y, l.y), (v.z, l.z)] {

@@ -345,10 +345,11 @@ fn bad_ensembles_are_refused_before_any_work() {
         err(builder(Ensemble::langevin(1.0, 1.0, 1), 0.005)
             .integrator(Integrator::SemiImplicitEuler));
     assert!(msg.contains("langevin") && msg.contains("euler"), "{msg}");
-    // The GPU plan names what it lacks: the barostat (it runs the
-    // thermostats: tests/md_gpu_ensemble.rs).
-    let msg = err(builder(Ensemble::npt(1.0, 0.5, 2.0, 2.0), 0.005).backend(Backend::emulator()));
-    assert!(msg.contains("npt ensemble"), "{msg}");
+    // The GPU plan refuses a bad barostat alike (it runs NPT:
+    // tests/md_gpu_npt.rs).
+    let msg =
+        err(builder(Ensemble::npt(1.0, 0.5, 1.0, f64::NAN), 0.005).backend(Backend::emulator()));
+    assert!(msg.contains("Pdamp = NaN"), "{msg}");
 }
 
 #[test]

@@ -11,11 +11,11 @@
 //! rounding (the same arithmetic, the same Philox numbers for Langevin;
 //! only the order of the force sums differs); the conserved quantity
 //! stays put; two runs give the same bits; a checkpoint taken at a build
-//! resumes bit for bit, the thermostat's state with it; NPT is refused by
-//! name.
+//! resumes bit for bit, the thermostat's state with it. (NPT, the
+//! barostat: `tests/md_gpu_npt.rs`.)
 
 use nbody_host::md::{Ensemble, Neighbours};
-use nbody_host::{Backend, Error, ForceLaw, Integrator, Simulation, ic};
+use nbody_host::{Backend, ForceLaw, Integrator, Simulation, ic};
 
 /// 256 atoms of in.lj's lattice at `T = 1.44` (it melts), shifted LJ,
 /// lists rebuilt every 10 steps, `dt = 0.005`, on `backend`.
@@ -175,18 +175,6 @@ fn checkpoints_resume_bit_for_bit(backend: Backend) {
     }
 }
 
-/// NPT (the barostat changes the box) is an `Unsupported` error naming it.
-fn npt_is_refused_by_name(backend: Backend) {
-    match build(Ensemble::npt(1.0, 0.5, 1.0, 5.0), backend) {
-        Ok(_) => panic!("NPT built on {backend:?}"),
-        Err(e) => {
-            assert!(matches!(e, Error::Unsupported(_)), "{e}");
-            let s = e.to_string();
-            assert!(s.contains("npt ensemble") && s.contains("barostat"), "{s}");
-        }
-    }
-}
-
 mod emulator {
     use super::*;
 
@@ -207,11 +195,6 @@ mod emulator {
     #[test]
     fn thermostatted_checkpoints_resume_bit_for_bit() {
         checkpoints_resume_bit_for_bit(EMULATOR);
-    }
-
-    #[test]
-    fn npt_is_an_error_naming_it() {
-        npt_is_refused_by_name(EMULATOR);
     }
 
     #[test]
@@ -248,10 +231,5 @@ mod cuda {
     #[test]
     fn thermostatted_checkpoints_resume_bit_for_bit() {
         checkpoints_resume_bit_for_bit(CUDA);
-    }
-
-    #[test]
-    fn npt_is_an_error_naming_it() {
-        npt_is_refused_by_name(CUDA);
     }
 }

@@ -110,93 +110,112 @@ impl Grid {
     }
 
     /// The distinct neighbours of layer `l` along axis `d`, each with its
-    /// offset (see the module documentation), in increasing offset.
-    pub fn axis_neighbours(&self, d: usize, l: usize) -> Vec<(usize, i8)> {
+    /// offset (see the module documentation), in increasing offset; no
+    /// allocation (the list build asks once per cell, and a `Vec` each cost
+    /// more than listing a short-range cell's bodies).
+    fn axis(&self, d: usize, l: usize) -> Axis {
         let n = self.dims[d];
+        let mut a = Axis::default();
         match (self.periodic, n) {
-            (_, 1) => vec![(l, 0)],
+            (_, 1) => a.push(l, 0),
             (true, 2) => {
                 let other = 1 - l;
                 if other > l {
-                    vec![(l, 0), (other, 1)]
+                    a.push(l, 0);
+                    a.push(other, 1);
                 } else {
-                    vec![(other, -1), (l, 0)]
+                    a.push(other, -1);
+                    a.push(l, 0);
                 }
             }
-            (true, _) => vec![((l + n - 1) % n, -1), (l, 0), ((l + 1) % n, 1)],
+            (true, _) => {
+                a.push((l + n - 1) % n, -1);
+                a.push(l, 0);
+                a.push((l + 1) % n, 1);
+            }
             (false, _) => {
-                let mut v = Vec::with_capacity(3);
                 if l > 0 {
-                    v.push((l - 1, -1));
+                    a.push(l - 1, -1);
                 }
-                v.push((l, 0));
+                a.push(l, 0);
                 if l + 1 < n {
-                    v.push((l + 1, 1));
+                    a.push(l + 1, 1);
                 }
-                v
             }
         }
+        a
     }
 
     /// The cells after `cell` in the forward half stencil: every
     /// neighbouring cell whose offset `(z, y, x)` is lexicographically
     /// positive, in a fixed order (the cell itself is not included).
+    #[cfg(test)]
     pub fn forward_cells(&self, cell: usize) -> Vec<usize> {
-        let [cx, cy, cz] = self.coords(cell);
-        let (ax, ay, az) = (
-            self.axis_neighbours(0, cx),
-            self.axis_neighbours(1, cy),
-            self.axis_neighbours(2, cz),
-        );
         let mut out = Vec::with_capacity(13);
-        for &(lz, oz) in &az {
-            for &(ly, oy) in &ay {
-                for &(lx, ox) in &ax {
-                    if (oz, oy, ox) > (0, 0, 0) {
+        self.stencil_into(cell, true, &mut out);
+        out
+    }
+
+    /// The cells of `cell`'s stencil into `out` (cleared first), allocating
+    /// nothing once it has room: with `forward` the forward half stencil,
+    /// every neighbouring cell whose offset `(z, y, x)` is lexicographically
+    /// positive (not the cell itself); else every neighbouring cell, itself
+    /// included (the full stencil of full lists); each once, in a fixed order.
+    pub fn stencil_into(&self, cell: usize, forward: bool, out: &mut Vec<usize>) {
+        let [cx, cy, cz] = self.coords(cell);
+        let (ax, ay, az) = (self.axis(0, cx), self.axis(1, cy), self.axis(2, cz));
+        out.clear();
+        for &(lz, oz) in az.as_slice() {
+            for &(ly, oy) in ay.as_slice() {
+                for &(lx, ox) in ax.as_slice() {
+                    if !forward || (oz, oy, ox) > (0, 0, 0) {
                         out.push((lz * self.dims[1] + ly) * self.dims[0] + lx);
                     }
                 }
             }
         }
-        out
-    }
-
-    /// Every neighbouring cell of `cell`, itself included, each once, in a
-    /// fixed order (the full stencil of full lists).
-    pub fn neighbour_cells(&self, cell: usize) -> Vec<usize> {
-        let [cx, cy, cz] = self.coords(cell);
-        let mut out = Vec::with_capacity(27);
-        for (lz, _) in self.axis_neighbours(2, cz) {
-            for (ly, _) in self.axis_neighbours(1, cy) {
-                for (lx, _) in self.axis_neighbours(0, cx) {
-                    out.push((lz * self.dims[1] + ly) * self.dims[0] + lx);
-                }
-            }
-        }
-        out
     }
 
     /// `cells` (a stencil, in its order) as runs of consecutive cells
-    /// `(first, last)`: cells next to each other along x are next to each
-    /// other in memory, so a stencil of 27 cells is about 9 runs.
-    pub fn runs(cells: &[usize]) -> Vec<(usize, usize)> {
-        let mut runs: Vec<(usize, usize)> = Vec::with_capacity(cells.len());
+    /// `(first, last)` into `runs` (cleared first): cells next to each other
+    /// along x are next to each other in memory, so a stencil of 27 cells
+    /// is about 9 runs.
+    pub fn runs_into(cells: &[usize], runs: &mut Vec<(usize, usize)>) {
+        runs.clear();
         for &c in cells {
             match runs.last_mut() {
                 Some((_, last)) if *last + 1 == c => *last = c,
                 _ => runs.push((c, c)),
             }
         }
-        runs
     }
 
     /// The z-layer after `l` that layer `l`'s forward stencil reaches, if
     /// any (`l + 1`, wrapping in a periodic box with 3 or more layers).
     pub fn next_layer(&self, l: usize) -> Option<usize> {
-        self.axis_neighbours(2, l)
-            .into_iter()
-            .find(|&(_, o)| o > 0)
-            .map(|(m, _)| m)
+        self.axis(2, l)
+            .as_slice()
+            .iter()
+            .find(|&&(_, o)| o > 0)
+            .map(|&(m, _)| m)
+    }
+}
+
+/// Up to three neighbouring layers along an axis, with their offsets.
+#[derive(Clone, Copy, Default)]
+struct Axis {
+    items: [(usize, i8); 3],
+    len: usize,
+}
+
+impl Axis {
+    fn push(&mut self, layer: usize, offset: i8) {
+        self.items[self.len] = (layer, offset);
+        self.len += 1;
+    }
+
+    fn as_slice(&self) -> &[(usize, i8)] {
+        &self.items[..self.len]
     }
 }
 

@@ -13,7 +13,7 @@
 //!    vectors with its own index, which the loops mask:
 //!    - *half lists* (Newton's third law): a task is a z-layer of cells. For
 //!      each body `i`, the bodies `j > i` of its own cell and every body of
-//!      the cells of its forward half stencil ([`Grid::forward_cells`])
+//!      the cells of its forward half stencil ([`Grid::stencil_into`])
 //!      within `r_list = r_c + skin` (minimum image), each pair once, as
 //!      indices into the task's *window*: its own bodies followed by those
 //!      of the next layer, which its stencil reaches. In a periodic box with
@@ -187,17 +187,17 @@ pub(crate) fn lists(
                     (true, false) => n.wrapping_sub(first) as u32,
                 }
             };
+            // Buffers reused from cell to cell (allocations per cell cost
+            // more than a short-range cell's lists).
             let mut runs = Vec::with_capacity(27);
+            let (mut stencil, mut cell_runs) = (Vec::with_capacity(27), Vec::with_capacity(27));
             for cell in t * per_task..(t + 1) * per_task {
                 let (lo, hi) = (cell_start[cell], cell_start[cell + 1]);
-                let stencil = if half {
-                    grid.forward_cells(cell)
-                } else {
-                    grid.neighbour_cells(cell)
-                };
+                grid.stencil_into(cell, half, &mut stencil);
+                Grid::runs_into(&stencil, &mut cell_runs);
                 runs.clear();
                 let here = grid.coords(cell);
-                runs.extend(Grid::runs(&stencil).into_iter().map(|(a, b)| {
+                runs.extend(cell_runs.iter().map(|&(a, b)| {
                     let start = cell_start[a];
                     let there = grid.coords(a);
                     // Across a face the neighbour cell's bodies are a box

@@ -93,15 +93,23 @@ impl MdEngine {
                         loops.axpy(v, &acc[a][at.clone()], h);
                     }
                     if let Some(h) = drift {
+                        // (The checks fold without short cuts, so that
+                        // they vectorise: they are most of this pass's
+                        // time otherwise.)
                         if let Some(l) = lengths {
-                            too_far |= v.iter().any(|&v| (v * h).abs() > 0.5 * l[a]);
+                            let half = 0.5 * l[a];
+                            too_far |= v.iter().fold(false, |far, &v| far | ((v * h).abs() > half));
                         }
                         loops.axpy(p, v, h);
                         if let Some(l) = lengths {
-                            for (x, image) in p.iter_mut().zip(images.iter_mut()) {
-                                let (wrapped, moved) = wrap(*x, l[a]);
-                                *x = wrapped;
-                                image[a] = image[a].wrapping_add(moved);
+                            // Most chunks have no body to wrap (false for NaN too).
+                            let inside = p.iter().fold(true, |ok, &x| ok & (x >= 0.0) & (x < l[a]));
+                            if !inside {
+                                for (x, image) in p.iter_mut().zip(images.iter_mut()) {
+                                    let (wrapped, moved) = wrap(*x, l[a]);
+                                    *x = wrapped;
+                                    image[a] = image[a].wrapping_add(moved);
+                                }
                             }
                         }
                     }
@@ -109,7 +117,7 @@ impl MdEngine {
                 let finite = pos
                     .iter()
                     .chain(&vel)
-                    .all(|c| c.iter().all(|x| x.is_finite()));
+                    .all(|c| c.iter().fold(true, |ok, x| ok & x.is_finite()));
                 let moved = watch.is_some_and(|(reference, limit)| {
                     (0..at.len()).any(|k| {
                         let mut r2 = 0.0f32;

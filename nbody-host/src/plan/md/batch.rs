@@ -68,6 +68,9 @@ impl MdPlan {
         dev: &mut D,
         steps: u64,
     ) -> Result<Option<Divergence>> {
+        if self.npt.is_some() {
+            return self.step_npt(dev, steps);
+        }
         let mut done = 0u64;
         while done < steps {
             let batch = (steps - done).min(BATCH_STEPS as u64) as u32;
@@ -232,7 +235,7 @@ impl MdPlan {
     /// builds, the current build's ghosts and entries, steps since it (a
     /// fixed interval's gates are not launched between its builds: the host
     /// counts those steps itself).
-    fn account(&mut self, status: &[u32], since: u64, steps: u32) {
+    pub(super) fn account(&mut self, status: &[u32], since: u64, steps: u32) {
         self.builds += status[STATUS_BUILDS as usize] as u64;
         self.dangerous_builds += status[STATUS_DANGEROUS as usize] as u64;
         self.ghosts = status[STATUS_GHOSTS as usize];

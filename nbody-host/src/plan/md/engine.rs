@@ -1,6 +1,7 @@
 //! [`MdPlanEngine`]: a `Simulation`'s short-range run on the GPU backends,
 //! the MD plan driven over any [`Device`] (the emulator's, CUDA's), under
-//! NVE or a thermostat (`ensemble.rs`: NVT, Langevin, rescaling). What the
+//! NVE, a thermostat (`ensemble.rs`: NVT, Langevin, rescaling) or NPT
+//! (`npt.rs`: the barostat's box on the host, a build every step). What the
 //! plan does not do is an [`Error::Unsupported`] naming it, from
 //! [`md_params`], before the device is opened.
 
@@ -19,9 +20,10 @@ use crate::md::{
 use crate::plan::device::{Device, Section, words_vec4};
 use crate::state::{Bodies, Energy};
 
-/// The MD plan's parameters for `params`, and its rebuild interval (`None`:
-/// automatic); an [`Error::Unsupported`] naming what the GPU MD plan lacks.
-pub(crate) fn md_params(params: &Params) -> Result<(MdParams, Option<u32>)> {
+/// The MD plan's parameters for `params`, its rebuild interval (`None`:
+/// automatic) and its cells' least side (`max(r_c + skin, bin size)`); an
+/// [`Error::Unsupported`] naming what the GPU MD plan lacks.
+pub(crate) fn md_params(params: &Params) -> Result<(MdParams, Option<u32>, f64)> {
     let Some(pair) = params.force().as_pair() else {
         return Err(Error::Unsupported(
             "the GPU MD plan runs short-range force laws (pair potentials) only".into(),
@@ -45,15 +47,6 @@ pub(crate) fn md_params(params: &Params) -> Result<(MdParams, Option<u32>)> {
         .boundary()
         .lengths_f32()
         .expect("a periodic box has lengths");
-    if params.ensemble().changes_box() {
-        return Err(missing(
-            &format!(
-                "the {} ensemble (a barostat: the box changes)",
-                params.ensemble().name()
-            ),
-            "use Ensemble::Nve, Nvt, Langevin or Rescale",
-        ));
-    }
     if params.integrator() != Integrator::VELOCITY_VERLET {
         return Err(missing(
             &format!("the integrator {}", params.integrator().name()),
@@ -92,7 +85,7 @@ pub(crate) fn md_params(params: &Params) -> Result<(MdParams, Option<u32>)> {
         Rebuild::Auto => None,
         Rebuild::Every(k) => Some(k),
     };
-    Ok((p, every))
+    Ok((p, every, side))
 }
 
 /// A continuation from `origin` (the lists' reference positions, masses
@@ -181,7 +174,7 @@ impl<D: Device<MdBuf>> MdPlanEngine<D> {
         params: &Params,
         start: Option<&MdState>,
     ) -> Result<MdPlanEngine<D>> {
-        let (md, every) = md_params(params)?;
+        let (md, every, side) = md_params(params)?;
         bodies.validate()?;
         if let Some(i) = bodies.masses.iter().position(|&m| m <= 0.0) {
             return Err(Error::InvalidCombination(format!(
@@ -209,9 +202,13 @@ impl<D: Device<MdBuf>> MdPlanEngine<D> {
         });
         plan.start_with(&mut dev, &pos, &vel, &images, &types, origin.as_ref())?;
         if let Some(ens) = EnsPlan::new(params.ensemble(), bodies.len(), params.dt()) {
-            let lengths = lengths.map(|l| l as f64);
+            // The barostat's box in f64, as the CPU engine starts it.
+            let lengths = params
+                .boundary()
+                .lengths()
+                .expect("a periodic box has lengths");
             let ensemble = start.and_then(|s| s.ensemble.as_ref());
-            plan.start_ensemble(&mut dev, ens, &vel, &bodies.masses, lengths, ensemble)?;
+            plan.start_ensemble(&mut dev, ens, &vel, &bodies.masses, lengths, ensemble, side)?;
         }
         let mut engine = MdPlanEngine { plan, dev, types };
         let acc = engine.read_accelerations()?;
@@ -283,6 +280,14 @@ impl<D: Device<MdBuf>> Engine for MdPlanEngine<D> {
             virial: t.virial,
             coupling: self.plan.coupling_energy(&mut self.dev)?,
         })
+    }
+
+    fn box_lengths(&self) -> Option<[f64; 3]> {
+        self.plan.npt_lengths()
+    }
+
+    fn stop_reason(&mut self) -> Option<Error> {
+        self.plan.npt_stop()
     }
 
     fn images(&mut self) -> Result<Option<Vec<[i32; 3]>>> {

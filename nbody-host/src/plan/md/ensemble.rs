@@ -15,8 +15,9 @@
 //! GPU run follows the CPU's to `f32` rounding (the forces' sums differ in
 //! order), and gives the same bits on every run.
 //!
-//! NPT (the barostat changes the box, so the cells and ghosts) is not here:
-//! `engine.rs` refuses it by name.
+//! NPT (the barostat changes the box, so the cells and ghosts) starts
+//! here (its buffers, its state) and steps in `npt.rs`, its scalar updates
+//! on the host.
 
 use gpu_kernels::Vec4;
 use gpu_kernels::ensemble::{NhState, NoseHoover};
@@ -48,7 +49,7 @@ pub(crate) struct EnsPlan {
 }
 
 /// `f64` values as device words.
-fn f64_words(v: &[f64]) -> Vec<u32> {
+pub(super) fn f64_words(v: &[f64]) -> Vec<u32> {
     v.iter()
         .flat_map(|x| {
             let b = x.to_bits();
@@ -59,10 +60,10 @@ fn f64_words(v: &[f64]) -> Vec<u32> {
 
 impl EnsPlan {
     /// The thermostat of `ensemble` for `n` atoms and step `dt` (`None`
-    /// for NVE; NPT is refused before, in `md_params`).
+    /// for NVE).
     pub(crate) fn new(ensemble: Ensemble, n: usize, dt: f32) -> Option<EnsPlan> {
         let lang_len = match ensemble {
-            Ensemble::Nve | Ensemble::Npt { .. } => return None,
+            Ensemble::Nve => return None,
             Ensemble::Langevin { .. } => n as u32,
             _ => 1,
         };
@@ -111,6 +112,7 @@ impl EnsPlan {
                 set(CFG_WINDOW, window);
                 set(CFG_FRACTION, fraction);
             }
+            // NPT's scalar updates run on the host (`npt.rs`): kind NVE here.
             Ensemble::Nve | Ensemble::Npt { .. } => {}
         }
         c
@@ -133,7 +135,13 @@ impl MdPlan {
     /// Starts the thermostat `ens` (after the first forces): from `start`
     /// where it fits (a continuation), else afresh from the velocities
     /// `vel` (LAMMPS's `setup`: the chain's accelerations from the
-    /// temperature now; Langevin's forces of step 0).
+    /// temperature now; Langevin's forces of step 0). `lengths`: the box
+    /// (the parameters' `f64` lengths); `side`: the cells' least side (NPT
+    /// recomputes the cells from it every step, `npt.rs`).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the state a start needs: bodies, box, cells and a continuation"
+    )]
     pub(crate) fn start_ensemble<D: Device<MdBuf>>(
         &mut self,
         dev: &mut D,
@@ -142,6 +150,7 @@ impl MdPlan {
         masses: &[f32],
         lengths: [f64; 3],
         start: Option<&EnsembleState>,
+        side: f64,
     ) -> Result<()> {
         let n = self.n as usize;
         let blocks = shape::ensemble_pass(self.n, self.params.block).grid as usize;
@@ -195,11 +204,16 @@ impl MdPlan {
         };
         state[ENS_NH as usize..(ENS_NH + NH_WORDS) as usize]
             .copy_from_slice(&nh_words(&nh).collect::<Vec<_>>());
+        let nh_state = nh;
         dev.write(MdBuf::Ensemble, 0, &f64_words(&state))?;
         if !ens.langevin() {
             dev.fill(MdBuf::Lang, 0)?;
         }
+        let barostat = ens.nh.filter(|nh| nh.barostat.is_some());
         self.ens = Some(ens);
+        if let Some(nh) = barostat {
+            self.start_npt(dev, nh, nh_state, fits, side)?;
+        }
         if fresh_langevin {
             self.ensemble_pass(dev, PASS_FRESH, 0.0, 0)?;
         }
@@ -208,7 +222,7 @@ impl MdPlan {
 
     /// A [`MdEnsemblePass`](gpu_kernels::entry::Entry::MdEnsemblePass) with `flags`, kick `h`,
     /// Langevin's numbers of step `steps + ahead`.
-    fn ensemble_pass<D: Device<MdBuf>>(
+    pub(super) fn ensemble_pass<D: Device<MdBuf>>(
         &self,
         dev: &mut D,
         flags: u32,

@@ -8,8 +8,9 @@
 //! emulator's, `emulator/device.rs`; CUDA's, `cuda/device.rs`).
 //! [`MdPlanEngine`] (`engine.rs`) runs it behind `Simulation` on
 //! `Backend::Emulator` and `Backend::Cuda`: a pair potential in a periodic box
-//! with cell-built full lists and velocity Verlet; anything else is an
-//! `Error::Unsupported` naming it. The pair table is uploaded once
+//! with cell-built full lists and velocity Verlet, under NVE, a thermostat
+//! (`ensemble.rs`) or NPT (`npt.rs`: the box on the host, a build every
+//! step); anything else is an `Error::Unsupported` naming it. The pair table is uploaded once
 //! (`MdBuf::PairTable`), the atom types travel with the bodies through every
 //! sort (`MdBuf::Type`, ghosts included).
 //!
@@ -54,6 +55,7 @@ mod batch;
 mod build;
 mod engine;
 mod ensemble;
+mod npt;
 mod params;
 mod step;
 
@@ -192,6 +194,8 @@ pub(crate) struct MdPlan {
     dangerous_builds: u64,
     /// The thermostat, under an ensemble other than NVE (`ensemble.rs`).
     ens: Option<ensemble::EnsPlan>,
+    /// The barostat's run on the host, under NPT (`npt.rs`).
+    npt: Option<Box<npt::NptRun>>,
 }
 
 impl MdPlan {

@@ -150,6 +150,7 @@ impl MdPlan {
             since_build: 0,
             dangerous_builds: 0,
             ens: None,
+            npt: None,
             params,
         };
         plan.nlist_words()?;

@@ -85,6 +85,12 @@ impl MdPlan {
         dev.mark(Some(Section::Thermo))?;
         self.forces(dev, true)?;
         dev.mark(None)?;
+        self.read_thermo(dev)
+    }
+
+    /// [`MdPlan::thermo`]'s sums from the partials of the last force
+    /// launch with thermo (also the barostat's virial each step, `npt.rs`).
+    pub(super) fn read_thermo<D: Device<MdBuf>>(&self, dev: &mut D) -> Result<Thermo> {
         let blocks = shape::pair_partials(self.n, self.params.block) / THERMO_PARTIALS;
         let words = dev.read(MdBuf::Partials, 0, 2 * (THERMO_PARTIALS * blocks) as usize)?;
         let values: Vec<f64> = words

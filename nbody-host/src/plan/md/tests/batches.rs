@@ -188,3 +188,60 @@ fn a_restored_batch_start_has_the_lists_it_was_saved_with() {
     check(emulator(), "emulator");
     check(SoftMd::new(Schedule::Deterministic), "softcuda");
 }
+
+/// NPT (`npt.rs`): a step whose build overflowed the list capacity or the
+/// ghost slots is replayed from its start with the barostat's state and
+/// the box restored (the host's copies and the device's), and ends with the
+/// bits of a run whose buffers were large enough: the bodies, the
+/// ensemble's state words (chains, barostat, box) and the box.
+#[test]
+fn an_overflowing_npt_step_is_replayed_with_its_box_and_barostat() {
+    use super::ensemble::EnsPlan;
+    use crate::md::Ensemble;
+    use gpu_kernels::md_ensemble::ENS_WORDS;
+    // 256 bodies in a box of 6.72 (2 cells of r_list 2.5 per side).
+    let (pos, l) = states::fcc(4, 0.8442);
+    let n = pos.len();
+    let case = Case::new(
+        "fcc N 256 NPT",
+        pos,
+        states::velocities(n, 1.44, 4),
+        params([l as f32; 3], 2.2, 0.3, None, 32),
+    );
+    let run = |shrink: &dyn Fn(&mut MdPlan)| {
+        let mut dev = emulator();
+        let mut plan = case.start(&mut dev);
+        let ens = EnsPlan::new(Ensemble::npt(1.44, 0.5, 0.5, 0.2), n, 0.005).unwrap();
+        let vel = Case::vec4(&case.vel, &vec![0.0; n]);
+        let masses: Vec<f32> = case.mass.iter().map(|&m| m as f32).collect();
+        let lengths = [l as f32 as f64; 3];
+        plan.start_ensemble(&mut dev, ens, &vel, &masses, lengths, None, 2.5)
+            .unwrap();
+        shrink(&mut plan);
+        assert_eq!(plan.step(&mut dev, 12).unwrap(), None);
+        let mut bits: Vec<Vec<u32>> = [MdBuf::Pos, MdBuf::Vel, MdBuf::Tag, MdBuf::Acc]
+            .map(|b| dev.read(b, 0, 4 * n).unwrap())
+            .to_vec();
+        bits.push(
+            dev.read(MdBuf::Ensemble, 0, 2 * ENS_WORDS as usize)
+                .unwrap(),
+        );
+        let box_now = plan.npt_lengths().unwrap();
+        (bits, box_now, plan)
+    };
+    let (want, box_want, reference) = run(&|_| {});
+    assert_ne!(box_want, [l as f32 as f64; 3], "the barostat moved the box");
+    let (got, box_got, plan) = run(&|p| p.set_capacity(4));
+    assert!(plan.capacity() > 4, "the lists grew ({})", plan.capacity());
+    assert!(
+        got == want && box_got == box_want,
+        "the list overflow's replay differs"
+    );
+    let (got, box_got, plan) = run(&|p| p.set_ghost_capacity(8));
+    assert!(plan.ghosts() > 8, "more than 8 ghosts");
+    assert!(
+        got == want && box_got == box_want,
+        "the ghost overflow's replay differs"
+    );
+    assert_eq!(plan.builds(), reference.builds(), "a build every step");
+}
