@@ -3,14 +3,15 @@
 # CUDA tools): builds here, on a machine with Rust and no GPU, everything
 # scripts/first-gpu.sh would build there, and packs it with a runner.
 #
-#   scripts/gpu-bundle.sh [DIR]       # default DIR: .gpubundle (git-ignored via .git/info/exclude)
-#   # copy the checkout and DIR to the GPU machine, then there, from the repository root:
+#   scripts/gpu-bundle.sh [DIR]       # default DIR: .gpubundle (git-ignored)
+#   # copy the checkout and DIR.tar.xz to the GPU machine, then there, from the repository root:
+#   tar -xJf DIR.tar.xz
 #   DIR/run.sh REPORT_DIR             # writes REPORT_DIR/report.md (and the raw logs)
 #
 # The binaries link libcuda.so.1 by name (the software device's driver stands
 # in while building: it carries that soname) and take the real driver at run
 # time. Tests are run with `--skip softcuda_` (those need the software
-# device's knobs). Binaries are stripped so the bundle travels (~30 MiB).
+# device's knobs). Binaries are stripped and packed (below) so the bundle travels.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -19,7 +20,8 @@ case $dir in /*) ;; *) dir=$root/$dir ;; esac
 rm -rf "$dir"
 mkdir -p "$dir/bin"
 
-tests=(correctness cuda_backend cuda_block_pair gpu_path snapshot md_gpu gpu_bits hermite_gpu cuda_graphs)
+tests=(correctness cuda_backend cuda_block_pair gpu_path snapshot md_gpu gpu_bits hermite_gpu cuda_graphs
+  md_gpu_ensemble md_gpu_npt md_gpu_like_cpu block_sums_bits)
 args=()
 for t in "${tests[@]}"; do args+=(--test "$t"); done
 
@@ -30,7 +32,7 @@ scripts/with-softcuda.sh cargo test -q -p nbody-host --features cuda "${args[@]}
 scripts/with-softcuda.sh cargo bench -q -p nbody-host --features cuda --bench pips --no-run \
   --message-format=json >>"$json"
 scripts/with-softcuda.sh cargo build -q --release -p nbody-host --features cuda \
-  --example nbody_tiled --example lj_melt --example hermite_gpu_pips --message-format=json >>"$json"
+  --example nbody_tiled --example lj_melt --example hermite_gpu_pips --example md --message-format=json >>"$json"
 python3 - "$json" "$dir/bin" <<'EOF'
 import json, shutil, sys
 src, dst = sys.argv[1], sys.argv[2]
@@ -55,3 +57,8 @@ cp scripts/gpu-bundle-run.sh "$dir/run.sh"
 chmod +x "$dir/run.sh"
 echo "commit $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (with local changes)')" >"$dir/COMMIT"
 du -sh "$dir"
+# The device tool carries at most 64 MiB: the stripped binaries (~150 MiB,
+# the library linked into each) travel as DIR.tar.xz (~25 MiB), unpacked there
+# with `tar -xJf` from the repository root.
+tar -C "$(dirname "$dir")" -cf - "$(basename "$dir")" | xz -T0 -6 >"$dir.tar.xz"
+du -sh "$dir.tar.xz"

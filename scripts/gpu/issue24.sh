@@ -42,8 +42,10 @@ step 120 md_bits env NBODY_RECORD_GPU_BITS="$out/h200" "$bin/md_gpu" \
 # 2. The driver's answers.
 step 60 jit_probe python3 "$here/jit_probe.py" "$out/h200_jit_probe.json"
 
-# 3. The other approximate instructions (tables, every 16th chunk of 2^25 inputs, at most 4 min).
-step 330 capture_mufu env BUDGET_S=240 STRIDE=16 python3 "$here/capture_mufu.py" "$out" 25
+# 3. The other approximate instructions (tables, every 16th chunk of 2^25 inputs, at most
+#    MUFU_BUDGET_S seconds of sweep, default 240).
+mufu_budget=${MUFU_BUDGET_S:-240}
+step $((mufu_budget + 90)) capture_mufu env BUDGET_S="$mufu_budget" STRIDE=16 python3 "$here/capture_mufu.py" "$out" 25
 
 # 4. Nsight Compute.
 if command -v ncu >/dev/null; then

@@ -51,12 +51,13 @@ nvcc=/usr/local/cuda/bin/nvcc
 [ -x "$nvcc" ] || nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .')
 arch=sm_${cc:-90}
+# Compiled in the background while our runs take the GPU (nvcc needs none).
 for variant in default fast-math; do
   flags=(-O3 "-arch=$arch")
   [ $variant = fast-math ] && flags+=(-use_fast_math)
-  timeout 180 "$nvcc" "${flags[@]}" -o "$out/cuda_samples_$variant" \
+  (timeout 180 "$nvcc" "${flags[@]}" -o "$out/cuda_samples_$variant" \
     "$root/scripts/peers/cuda_samples_nbody.cu" >"$out/nvcc-$variant.log" 2>&1 ||
-    echo "peers: nvcc ${flags[*]} failed: $(tail -n 3 "$out/nvcc-$variant.log" | tr '\n' ' ')"
+    echo "peers: nvcc ${flags[*]} failed: $(tail -n 3 "$out/nvcc-$variant.log" | tr '\n' ' ')") &
 done
 "$nvcc" --version 2>/dev/null | tail -n 1 >"$out/nvcc-version.txt"
 
@@ -74,6 +75,7 @@ for n in "${ns[@]}"; do
         --steps "$steps" --kernel auto --graphs off --no-energy
     done
   fi
+  wait  # the nvcc builds
   for variant in default fast-math; do
     if [ -x "$out/cuda_samples_$variant" ]; then
       run 120 "cuda-samples-$variant" "$n" "$out/cuda_samples_$variant" "$n" "$steps" 256
