@@ -160,3 +160,113 @@ fn an_overflowing_list_is_flagged_and_the_plan_grows_it() {
     check_lists(&mut dev, &plan, &case);
     check_forces(&mut dev, &plan, &case);
 }
+
+/// The lists as the general loop of `neighbours::build` writes them, entry
+/// for entry and in order: for each sorted body its cells `z - 1 .. z + 1`,
+/// then `y`, then `x` (each distinct cell once), bodies of a cell in sorted
+/// order, every candidate at its minimum image (`min_image` per dimension),
+/// a shifted one as its ghost. Written here on the host from the device's
+/// sorted positions, cell starts and ghost offsets.
+fn general_order_lists<D: Device<MdBuf>>(dev: &mut D, plan: &MdPlan) -> Vec<Vec<u32>> {
+    use gpu_kernels::interaction::Real;
+    use gpu_kernels::periodic::{ghost_mask, ghost_radius, ghost_rank, min_image};
+    let n = plan.n();
+    let pos = read_vec4(dev, MdBuf::Pos, n as usize);
+    let starts = dev
+        .read(MdBuf::Starts, 0, plan.cell_count() as usize + 1)
+        .unwrap();
+    let goff = dev.read(MdBuf::GhostOff, 0, n as usize).unwrap();
+    let grid = plan.grid;
+    let (l, cells) = (grid.l, grid.n);
+    let rg = ghost_radius(plan.rlist2, l);
+    let inv_l = l.map(|x| 1.0 / x);
+    // The distinct cells of a dimension around `c`, in the loop's order.
+    let around = |c: u32, k: usize| -> Vec<u32> {
+        match cells[k] {
+            1 => vec![0],
+            2 => vec![c, 1 - c],
+            m => vec![(c + m - 1) % m, c, (c + 1) % m],
+        }
+    };
+    (0..n)
+        .map(|i| {
+            let pi = pos[i as usize];
+            let c = grid.cell_coords(pi);
+            let mut list = Vec::new();
+            for cz in around(c[2], 2) {
+                for cy in around(c[1], 1) {
+                    for cx in around(c[0], 0) {
+                        let cell = grid.cell_index([cx, cy, cz]) as usize;
+                        for j in starts[cell]..starts[cell + 1] {
+                            if j == i {
+                                continue;
+                            }
+                            let pj = pos[j as usize];
+                            let (dx, sx) = min_image(pj.x - pi.x, l[0], inv_l[0]);
+                            let (dy, sy) = min_image(pj.y - pi.y, l[1], inv_l[1]);
+                            let (dz, sz) = min_image(pj.z - pi.z, l[2], inv_l[2]);
+                            let r2 = Real::mul_add(dz, dz, Real::mul_add(dy, dy, dx * dx));
+                            if r2 < plan.rlist2 {
+                                list.push(if sx == 0.0 && sy == 0.0 && sz == 0.0 {
+                                    j
+                                } else {
+                                    let r = ghost_rank(ghost_mask(pj, l, rg), [sx, sy, sz])
+                                        .expect("a ghost at every image within r_list");
+                                    n + goff[j as usize] + r - 1
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+            list
+        })
+        .collect()
+}
+
+/// Checks that the device's lists are [`general_order_lists`] bit for bit.
+fn check_list_order<D: Device<MdBuf>>(dev: &mut D, plan: &MdPlan, what: &str) {
+    let want = general_order_lists(dev, plan);
+    let (count, nlist) = read_lists(dev, plan);
+    for (i, want) in want.iter().enumerate() {
+        let got: Vec<u32> = (0..count[i])
+            .map(|k| nlist[neighbour_slot(i as u32, k, plan.capacity()) as usize])
+            .collect();
+        assert_eq!(&got, want, "{what}: the list of sorted body {i}");
+    }
+}
+
+/// The lists' content and order are the general loop's (the force sums,
+/// thus every bit of an MD run, follow that order), on the cases above
+/// (1, 2, 3 and 6-7 cells per side) and on boxes of 5 to 7 cells per side
+/// with bodies on every face, so each row of cells wraps at either end:
+/// on the emulator and on the software device (the committed PTX).
+#[test]
+fn lists_keep_the_general_loops_order() {
+    let mut all = cases();
+    for (n, l, seed) in [
+        (700usize, [9.0f64, 11.0, 13.0], 5u64),
+        (450, [9.5, 9.0, 9.2], 6),
+    ] {
+        let mut pos = states::random_gas(n, l, 0.9, seed);
+        // A body on each face and edge of the box (at 0 and just below L).
+        for k in 0..pos.len().min(64) {
+            let d = k % 3;
+            pos[k][d] = if k % 2 == 0 { 0.0 } else { l[d] * (1.0 - 1e-7) };
+        }
+        all.push(Case::new(
+            &format!("gas N {n} box {l:?}"),
+            pos,
+            states::velocities(n, 1.0, seed),
+            params(l.map(|x| x as f32), 1.5, 0.3, None, 64),
+        ));
+    }
+    for case in &all {
+        let mut dev = emulator();
+        let plan = case.start(&mut dev);
+        check_list_order(&mut dev, &plan, &format!("{}, emulator", case.name));
+        let mut dev = SoftMd::new(Schedule::Deterministic);
+        let plan = case.start(&mut dev);
+        check_list_order(&mut dev, &plan, &format!("{}, softcuda", case.name));
+    }
+}
