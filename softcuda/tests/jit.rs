@@ -110,7 +110,9 @@ fn reqntid_is_the_exact_block() {
 /// run of 2026-11-27, which measured all 63 shipped entries): an entry
 /// changed since must be listed here, and gets the estimate until the next
 /// GPU run measures it. Every other entry must find its measured count.
-const NOT_YET_MEASURED: [&str; 0] = [];
+/// `nbody_md_ensemble_end`: its reduction changed on main after the run
+/// (7edff1e: the blocks' sums staged in shared memory, `reduce::ordered_sums`).
+const NOT_YET_MEASURED: [&str; 1] = ["nbody_md_ensemble_end"];
 
 /// Every shipped entry gets its measured count but those pinned as not yet
 /// measured, which get the estimate (a broken fingerprint, or an entry
