@@ -564,7 +564,7 @@ pub unsafe extern "C" fn cuCtxGetFlags(flags: *mut c_uint) -> CUresult {
 pub extern "C" fn cuCtxSynchronize() -> CUresult {
     with("cuCtxSynchronize", |d| {
         let c = ctx_of(d)?;
-        d.capture_forbids(c, None)?;
+        d.capture_forbids_context_sync(c)?;
         d.synchronize(c)
     })
 }
