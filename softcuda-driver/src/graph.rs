@@ -55,7 +55,8 @@ use std::ffi::{c_int, c_ulonglong};
 use std::thread::ThreadId;
 
 use crate::api::{
-    Handle, TAG_GRAPH, TAG_GRAPH_EXEC, ctx_of, handle, live_ctx, out, stream_of, unhandle, with,
+    Handle, TAG_GRAPH, TAG_GRAPH_EXEC, ctx_of, handle, live_ctx, out, peek, stream_of, unhandle,
+    with,
 };
 use crate::errors::*;
 use crate::state::{Driver, HostSrc, R, StreamRef, Work};
@@ -80,6 +81,9 @@ struct Capture {
     nodes: Vec<Work>,
     /// Set by a forbidden call: `cuStreamEndCapture` then fails.
     invalidated: bool,
+    /// Another thread has made a legacy-stream call in the capture's
+    /// context since it began (`SOFTCUDA_CAPTURE_HOLD_MS` waits for it).
+    legacy_from_another_thread: bool,
 }
 
 impl Capture {
@@ -231,6 +235,12 @@ impl Driver {
     /// `invalidate`: the call also invalidates those captures (work and
     /// synchronisation do; `cuStreamIsCapturing` does not).
     pub(crate) fn legacy_implicit(&mut self, ctx: u32, invalidate: bool) -> R<()> {
+        let me = std::thread::current().id();
+        for c in self.graphs.captures.values_mut() {
+            if c.ctx == ctx && c.thread != me {
+                c.legacy_from_another_thread = true;
+            }
+        }
         let implicit: Vec<u32> = self
             .graphs
             .captures
@@ -345,6 +355,7 @@ impl Driver {
                 thread: std::thread::current().id(),
                 nodes: Vec::new(),
                 invalidated: false,
+                legacy_from_another_thread: false,
             },
         );
         self.log
@@ -471,9 +482,46 @@ pub extern "C" fn cuStreamBeginCapture_v2(stream: Handle, mode: c_int) -> CUresu
     })
 }
 
+/// `SOFTCUDA_CAPTURE_HOLD_MS`: waits, the driver unlocked so that other
+/// threads go on, until another thread has made a legacy-stream call during
+/// `stream`'s capture, or the configured time has passed (then a notice).
+fn hold_capture_open(stream: Handle) {
+    let Some(ms) = peek(|d| d.config.capture_hold_ms).filter(|&ms| ms > 0) else {
+        return;
+    };
+    let start = std::time::Instant::now();
+    let waiting = || {
+        peek(|d| {
+            let c = ctx_of(d).ok()?;
+            match stream_of(d, c, stream).ok()? {
+                StreamRef::Id(s) => d
+                    .graphs
+                    .captures
+                    .get(&s)
+                    .map(|c| !c.legacy_from_another_thread),
+                StreamRef::Legacy => None,
+            }
+        })
+        .flatten()
+        .unwrap_or(false)
+    };
+    while waiting() {
+        if start.elapsed() >= std::time::Duration::from_millis(ms) {
+            peek(|d| {
+                d.log.notice(&format!(
+                    "SOFTCUDA_CAPTURE_HOLD_MS={ms}: no other thread used the legacy stream during the capture; ending it"
+                ))
+            });
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
 /// `cuStreamEndCapture`
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuStreamEndCapture(stream: Handle, graph: *mut Handle) -> CUresult {
+    hold_capture_open(stream);
     with("cuStreamEndCapture", |d| {
         if graph.is_null() {
             return Err(INVALID_VALUE);
