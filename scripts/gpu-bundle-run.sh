@@ -6,6 +6,11 @@
 #
 #   DIR/run.sh REPORT_DIR [quick]     # quick: skip the long bench and the block sweep
 #
+# With the device tool (its working tree is this checkout; carry the archive):
+#   run(command='tar -xJf .gpubundle.tar.xz && .gpubundle/run.sh $OUT/r >$OUT/run.log 2>&1;
+#       rm -rf $OUT/r; tail -5 $OUT/run.log', carry=['.gpubundle.tar.xz'], timeout_s=570)
+# brings back $OUT/r.tgz (the report and every log) and run.log.
+#
 # Sections run in order of what the open issues still need from a GPU (the
 # goals' timings first, on an idle GPU; then correctness, the bits and the
 # counters; the sweeps last) within a device-time budget, BUNDLE_BUDGET_S
@@ -208,3 +213,8 @@ if [ ${#failed[@]} = 0 ]; then
 else
   printf -- '- FAILED: %s\n' "${failed[@]}" | tee -a "$report"
 fi
+# One archive of the whole report (the device tool brings back only a few
+# files: 2026-11-27's first call lost all but 8 of its 90), without the
+# large arrays.
+tar -czf "$out.tgz" --exclude='*.npy' --exclude='*.npz' -C "$out" . &&
+  echo "gpu-bundle: the report and its logs in $out.tgz"

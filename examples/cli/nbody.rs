@@ -58,7 +58,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub split: Option<u32>,
     /// CUDA graphs for the gravity steps on a GPU: auto (for N up to
-    /// 32768, where launches are a visible part of a step), on, off
+    /// 2048, where launches are a visible part of a step; measured slower
+    /// on an H200 at N = 4096 and 16384), on, off
     #[arg(long, value_enum, default_value_t = GraphsArg::Auto)]
     pub graphs: GraphsArg,
     /// Time integrator [default: euler, or the checkpoint's]; hermite: 4th-order

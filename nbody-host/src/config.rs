@@ -262,11 +262,14 @@ pub enum Graphs {
 }
 
 impl Graphs {
-    /// The largest N for which [`Graphs::Auto`] uses graphs: above it a
-    /// step's force launch takes over a millisecond on an H200 (measured:
-    /// 0.4 ms at N = 16,384, triangle), and the 2-3 launches a step saves
-    /// (a few microseconds each) are under 1 % of it (modelled).
-    pub const AUTO_MAX_N: usize = 32_768;
+    /// The largest N for which [`Graphs::Auto`] uses graphs. Measured on an
+    /// H200 (2026-11-27, docs/gpu/2026-11-27-h200-run6.md), 512-step runs
+    /// with the default kernel: graphs gave 0.66x the interactions/s of
+    /// plain launches at N = 4,096 and 0.87x at N = 16,384 (the capture and
+    /// instantiation of a 512-step graph cost more than the launches they
+    /// save once a step's kernels run 20 us or longer). Below 4,096, where a
+    /// step is launch-bound, graphs are kept (not yet measured there).
+    pub const AUTO_MAX_N: usize = 2_048;
 
     /// Whether a plan of `n` bodies uses graphs.
     pub fn enabled(self, n: usize) -> bool {
