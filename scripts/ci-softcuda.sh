@@ -20,9 +20,10 @@
 #     order, JIT limits, opt-in, dropped on another thread);
 #   - kill-and-resume (tests/snapshot.rs);
 #   - the H200's bits (tests/gpu_bits.rs, deterministic schedule: SIMT and
-#     tiled, 100 Euler steps, against tests/data/h200/ once committed) and
+#     tiled, 100 Euler steps, against tests/data/h200/; the MD plan's in
+#     tests/md_gpu.rs cuda:: in every schedule) and
 #     the driver's answers (scripts/gpu/jit_probe.py against
-#     softcuda-driver/tests/data/h200_jit_probe.json once committed);
+#     softcuda-driver/tests/data/h200_jit_probe.json, 49 cases);
 #   - issue 23's CUDA graphs in the gravity plan (tests/cuda_graphs.rs: the
 #     same bits with and without graphs for every kernel x integrator; the
 #     driver log shows the captures and graph launches);
@@ -127,12 +128,7 @@ step "the H200's bits: SIMT and tiled, 100 Euler steps (tests/gpu_bits.rs; deter
 SOFTCUDA_SCHEDULE=deterministic $sc cargo test -q -p nbody-host --features cuda --test gpu_bits -- --nocapture
 
 step "the driver's answers against the H200's (scripts/gpu/jit_probe.py)"
-probe=softcuda-driver/tests/data/h200_jit_probe.json
-if [ -f "$probe" ]; then
-  $sc python3 scripts/gpu/jit_probe.py --compare "$probe"
-else
-  echo "SKIPPED: $probe is not committed yet (scripts/gpu/issue24.sh records it on a GPU)"
-fi
+$sc python3 scripts/gpu/jit_probe.py --compare softcuda-driver/tests/data/h200_jit_probe.json
 
 step "libgrape6 with GRAPE6_BACKEND=cuda: the API against the f64 reference, the C Plummer program (short)"
 # The CUDA build of libgrape6 goes to target/grape6/cuda (the CPU build in

@@ -89,8 +89,14 @@ fi
 section "4. Hermite (issue 26): force+jerk+potential interactions/s, and the engine on the GPU"
 # nbody_hermite_force(_mixed) through Backend::hermite_forces, wall clock per
 # call (uploads included), best of 3: all N active (the goal: >= 3e11 in
-# mixed precision at N >= 2^18 on an H200; modelled 5.2e11 f64, 5.4e11 mixed
-# by scripts/hermite-model.sh), and a block of 1024 active bodies (the j-split).
+# mixed precision at N >= 2^18 on an H200; measured 2026-11-27 before the
+# self-pair mask left the inner loop: 2.7-2.9e11 at 2^18, 3.3e11 at 2^19;
+# scripts/hermite-model.sh: 4.0e11 mixed, 3.6e11 f64 for the kernel alone,
+# modelled), and a block of 1024 active bodies (the j-split; at both N, so
+# that the j-bodies' upload shows how much of a call is not the kernel).
+# Then ncu on one force launch of each precision at 2^18: the kernel's own
+# duration, the SM clock, issue slots busy, pipe use and occupancy (what the
+# model assumes: docs/collisional.md, "Throughput on an H200").
 if ! spent "section 4"; then
 herm=$out/hermite_pips.txt
 : >"$herm"
@@ -98,7 +104,6 @@ for n in 262144 524288; do
   for precision in mixed f64; do
     for ni in $n 1024; do
       for block in 128 256; do
-        [ $n = 524288 ] && [ $ni = 1024 ] && continue
         results "$herm" "$bin/hermite_gpu_pips" --backend cuda --n $n --ni $ni --precision $precision \
           --block $block --repeats 3
       done
@@ -106,6 +111,15 @@ for n in 262144 524288; do
   done
 done
 show "$herm"
+if command -v ncu >/dev/null; then
+  for precision in mixed f64; do
+    record 120 "ncu_hermite_$precision" ncu --csv --section SpeedOfLight --section ComputeWorkloadAnalysis \
+      --section Occupancy --section WarpStateStats --section SchedulerStats \
+      --kernel-name regex:'nbody_hermite_force' --launch-count 1 \
+      "$bin/hermite_gpu_pips" --backend cuda --n 262144 --ni 262144 --precision $precision \
+      --block 256 --repeats 1
+  done
+fi
 record 300 hermite_gpu "$bin/hermite_gpu" cuda:: --nocapture
 fi
 

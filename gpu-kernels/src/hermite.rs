@@ -29,8 +29,12 @@
 //!   far the pair is from the origin), `1/d^2` and `m/d^3` rounded to
 //!   `f32`, summed in `f32` over at most 32 j-bodies and then in `f64`.
 //!   Half the `f64` operations of the f64 kernel: the jerk's fourteen go to
-//!   the `f32` pipe, which has twice the `f64` pipe's lanes on an H100/H200
-//!   and 64 times on most other GPUs. The force keeps `f64` accuracy (a
+//!   the `f32` pipe, which has 64 times the `f64` pipe's lanes on most
+//!   GPUs but only twice on an H100/H200, where the `f32` jerk's 31 issue
+//!   slots (double-single differences, conversions) cost about what the
+//!   f64 jerk's 14 half-rate `f64` instructions do: there mixed is barely
+//!   faster than f64 (docs/collisional.md, "Throughput on an H200"). The
+//!   force keeps `f64` accuracy (a
 //!   relative force error of 1e-10 needs the separation to about 37 bits, so
 //!   no part of it is computed from `f32` coordinates); the jerk's error is
 //!   `f32`'s, as in the CPU's mixed loops (`nbody-host` `hermite/forces.rs`).
@@ -50,7 +54,9 @@
 //! order (the same bits on every schedule). Each i-body skips its own slot
 //! (`islot`, [`NO_SLOT`] for none) by index, so the self-pair is exactly
 //! zero at any softening; coincident distinct bodies at zero softening give
-//! a non-finite field (the host names them).
+//! a non-finite field (the host names them). The mask is applied only in
+//! the one tile that holds the own slot (`full_tile`'s `SELF`): the
+//! other full tiles run a loop without it.
 //!
 //! (Over 600 lines: one kernel family, its six entry points and the
 //! arithmetic they share, with its tests.)
@@ -450,6 +456,34 @@ impl Sink {
     }
 }
 
+/// The pairs of one full tile of `b` j-bodies (`b` a multiple of 32), in
+/// unrolled groups of 32, the mixed jerk's `f32` sums flushed after each;
+/// with `SELF`, the pair with tile slot `mine` adds exactly nothing,
+/// without it no slot is skipped (`mine` is then not in the tile).
+///
+/// # Safety
+/// All `b` slots of the tile were written before the last barrier.
+#[inline(always)]
+unsafe fn full_tile<E: Exec, const MIXED: bool, const SELF: bool>(
+    sink: &mut Sink,
+    e: &E,
+    b: u32,
+    mine: u32,
+    eps2: f64,
+) {
+    let mut s = 0;
+    while s < b {
+        seq_macro::seq!(U in 0..32 {
+            // SAFETY: s + U < b: a slot written before the barrier.
+            unsafe { sink.pair::<E, MIXED>(e, s + U, b, SELF && s + U == mine, eps2) };
+        });
+        if MIXED {
+            sink.flush();
+        }
+        s += 32;
+    }
+}
+
 /// Force, jerk and potential (no `G`) of i-bodies `0..ni` from j-bodies
 /// `0..nj`, each i-body skipping the j-slot `islot[k]`: see the module
 /// documentation. `partials[2 (p ni + k)]` gets part `p`'s acceleration and
@@ -464,6 +498,9 @@ impl Sink {
     clippy::too_many_arguments,
     reason = "one argument per PTX kernel parameter"
 )]
+// Inlined into its entry point: LLVM would otherwise keep the mixed
+// instance, grown by the two full-tile loops, as a separate `.func`.
+#[inline(always)]
 pub unsafe fn hermite_force<E: Exec, const MIXED: bool>(
     e: &E,
     jpos: Global<Vec4d>,
@@ -530,17 +567,16 @@ pub unsafe fn hermite_force<E: Exec, const MIXED: bool>(
         let mine = own.wrapping_sub(base);
         let mut s = 0;
         if count == b {
-            // A full tile: groups of 32 (every valid block is a multiple),
-            // unrolled; the mixed jerk's f32 sums flushed after each.
-            while s < b {
-                seq_macro::seq!(U in 0..32 {
-                    // SAFETY: s + U < b: a slot written before the barrier.
-                    unsafe { sink.pair::<E, MIXED>(e, s + U, b, s + U == mine, eps2) };
-                });
-                if MIXED {
-                    sink.flush();
-                }
-                s += 32;
+            // A full tile. Only the tile holding this i-body's own slot
+            // needs the self-pair mask: every other one takes the unmasked
+            // loop (four instructions an interaction fewer in the SASS; a
+            // warp whose threads disagree runs both for that one tile).
+            if mine < b {
+                // SAFETY: a full tile, written before the barrier.
+                unsafe { full_tile::<E, MIXED, true>(&mut sink, e, b, mine, eps2) };
+            } else {
+                // SAFETY: as above.
+                unsafe { full_tile::<E, MIXED, false>(&mut sink, e, b, mine, eps2) };
             }
         } else {
             while s < count {

@@ -19,7 +19,7 @@ use crate::exec::{Exec, Global};
 use crate::integrate::global_thread;
 use crate::interaction::Real;
 use crate::periodic::Tag;
-use crate::reduce::block_sums;
+use crate::reduce::{block_sums, ordered_sums};
 use crate::vec4::Vec4;
 
 /// The ensemble's kind in [`CFG_KIND`]: NVE (nothing to do).
@@ -334,7 +334,7 @@ pub unsafe fn pass<E: Exec>(
     unsafe { block_sums(e, [mv2, work], partials) };
 }
 
-/// The end of a step (one thread): the blocks' sums of the last
+/// The end of a step (one block; thread 0 updates): the blocks' sums of the last
 /// [`PASS_SUMS`] pass added in block order, then the thermostat's update
 /// (Nosé–Hoover's second half step, Langevin's energy tally, the rescaling
 /// decision), the scaling that ends the step into `state[ENS_SCALE]`, and
@@ -342,7 +342,8 @@ pub unsafe fn pass<E: Exec>(
 ///
 /// # Safety
 /// `state` holds [`ENS_WORDS`] elements, `cfg` [`CFG_WORDS`], `partials`
-/// `2 * blocks`; launched with [`shape::single`](crate::shape::single) (thread 0 works).
+/// `2 * blocks`; launched with [`shape::ensemble_end`](crate::shape::ensemble_end)
+/// (one block: every thread stages the sums, thread 0 works).
 pub unsafe fn end<E: Exec>(
     e: &E,
     state: Global<f64>,
@@ -350,18 +351,16 @@ pub unsafe fn end<E: Exec>(
     partials: Global<f64>,
     blocks: u32,
 ) {
+    // Every thread of the block stages the partials; thread 0 adds them in
+    // block order.
+    // SAFETY: the one block of `shape::ensemble_end` calls it uniformly, with
+    // its shared memory; `partials` holds 2 blocks values (the contract).
+    let [mv2, work] = unsafe { ordered_sums::<E, 2>(e, partials, blocks) };
     if global_thread(e) != 0 {
         return;
     }
     // SAFETY: the bounds of the contract; only thread 0 gets here.
     unsafe {
-        let (mut mv2, mut work) = (0.0f64, 0.0f64);
-        let mut k = 0;
-        while k < blocks {
-            mv2 += e.load(partials, 2 * k);
-            work += e.load(partials, 2 * k + 1);
-            k += 1;
-        }
         let kind = e.load(cfg, CFG_KIND) as u32;
         let dof = e.load(cfg, CFG_DOF);
         let dt = e.load(cfg, CFG_DT);

@@ -69,6 +69,17 @@ pub const fn ensemble_pass(n: u32, block: u32) -> LaunchShape {
     }
 }
 
+/// The end of a thermostatted step ([`md_ensemble::end`](crate::md_ensemble::end)):
+/// one block of 256 threads staging the blocks' sums through shared memory
+/// (two `f64` per thread), thread 0 adding them in order.
+pub const fn ensemble_end() -> LaunchShape {
+    LaunchShape {
+        grid: 1,
+        block: 256,
+        shared_bytes: 16 * 256,
+    }
+}
+
 /// One warp, whose thread 0 works (the thermostat's scalar updates; a
 /// block is a whole number of warps).
 pub const fn single() -> LaunchShape {

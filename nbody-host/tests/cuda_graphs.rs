@@ -154,3 +154,79 @@ fn softcuda_a_graph_run_captures_once_per_batch_length_and_replays() {
     let reads = |calls: &[String]| count(calls, "cuMemcpyDtoH_v2");
     assert_eq!(reads(&on), reads(&off) + 2, "on {on:?}");
 }
+
+/// Two simulations on two threads of one process share the device's
+/// context (parameter sweeps; the H200's `correctness cuda::`, 2026-11-27):
+/// thread A runs with graphs on, thread B steps and reads its bodies back
+/// (a device-to-host copy) until A is done. Both must succeed and give the
+/// bits each gives alone. On the H200, with the engine's stream blocking
+/// (cust 0.3.2 strips `NON_BLOCKING`), B's read landing in A's capture was
+/// refused (`CUDA_ERROR_STREAM_CAPTURE_IMPLICIT`, "reading data back") and
+/// broke A's capture (`CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`).
+///
+/// Deterministic: the child's software device holds each capture open
+/// (`SOFTCUDA_CAPTURE_HOLD_MS`) until another thread has used the legacy
+/// stream during it, and B reads without pause until A has finished, so
+/// at least one of B's reads lands inside every capture of A (the 20 s
+/// bound only keeps a broken B from hanging the test).
+#[test]
+fn softcuda_a_capture_survives_another_threads_reads() {
+    let name = "softcuda_a_capture_survives_another_threads_reads";
+    if !cuda_env::in_child(name, &[("SOFTCUDA_CAPTURE_HOLD_MS", "20000")]) {
+        return;
+    }
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Barrier};
+    let build = |n: usize, seed: u64, graphs: Graphs| {
+        Simulation::builder(ic::plummer(n, seed))
+            .backend(Backend::Cuda { device: 0 })
+            .kernel(Kernel::Tiled { block: 32 })
+            .integrator(Integrator::Leapfrog)
+            .graphs(graphs)
+            .dt(1e-3)
+            .build()
+            .unwrap()
+    };
+    let calls = [5u64, 5, 3];
+    let start = Arc::new(Barrier::new(2));
+    let done = Arc::new(AtomicBool::new(false));
+    let a = {
+        let (start, done) = (start.clone(), done.clone());
+        std::thread::spawn(move || {
+            let mut sim = build(37, 5, Graphs::On);
+            start.wait();
+            let r = calls
+                .iter()
+                .map(|&k| sim.step(k).map(|()| bits(&sim)))
+                .collect::<Result<Vec<_>, _>>();
+            done.store(true, Ordering::SeqCst);
+            r
+        })
+    };
+    let b = std::thread::spawn(move || {
+        let mut sim = build(29, 7, Graphs::Off);
+        start.wait();
+        let mut steps = 0u64;
+        while !done.load(Ordering::SeqCst) {
+            sim.step(1)?;
+            steps += 1;
+            // `bodies` reads the device (the state changed since the last read).
+            sim.bodies()?;
+        }
+        Ok::<_, nbody_host::Error>((steps, bits(&sim)))
+    });
+    let a = a.join().unwrap();
+    let b = b.join().unwrap();
+    let a = a.unwrap_or_else(|e| panic!("thread A (graphs on): {e:?}"));
+    let (steps, b) = b.unwrap_or_else(|e| panic!("thread B (reads): {e:?}"));
+    // Each alone, graphs off (same bits as on: the test above).
+    let mut alone = build(37, 5, Graphs::Off);
+    for (call, (&k, got)) in calls.iter().zip(&a).enumerate() {
+        alone.step(k).unwrap();
+        assert!(*got == bits(&alone), "thread A's bits after call {call}");
+    }
+    let mut alone = build(29, 7, Graphs::Off);
+    alone.step(steps).unwrap();
+    assert!(b == bits(&alone), "thread B's bits after {steps} steps");
+    assert!(steps > 0);
+}

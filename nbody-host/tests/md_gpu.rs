@@ -481,9 +481,9 @@ mod cuda {
     /// one state give the same bits, on a GPU and on the software device
     /// under any schedule (the adversarial one interleaves every launch of
     /// the second run differently). On the software device, whose
-    /// `rcp.approx.ftz` is the H200's, they are also the H200's once a GPU
-    /// session commits them (`tests/data/h200/md_melt256_30.txt`, recorded by
-    /// `scripts/gpu/issue24.sh`). Formerly `softcuda_gives_the_emulators_bits_on_any_schedule`,
+    /// `rcp.approx.ftz` is the H200's, they are also the H200's, committed
+    /// in `tests/data/h200/md_melt256_30.txt` (recorded by
+    /// `scripts/gpu/issue24.sh`; every word matched on 2026-11-27). Formerly `softcuda_gives_the_emulators_bits_on_any_schedule`,
     /// software-device only: on a GPU `MUFU.RCP` rounds differently from
     /// the emulator's host arithmetic, so that comparison moved to the
     /// `SOFTCUDA_MUFU=ieee` test below.

@@ -89,6 +89,9 @@ NAN_CASES = [
     ("abs.f32 payload", "abs.f32 %f1, 0fFFC01234;", "f32"),
     ("rsqrt.approx.ftz.f32 payload", "rsqrt.approx.ftz.f32 %f1, 0fFFC01234;", "f32"),
     ("cvt.rn.f32.f64 payload", "cvt.rn.f32.f64 %f1, 0dFFF8000012345678;", "f32"),
+    # Payload bits above bit 29 and a positive sign: tells "sign and top payload kept"
+    # (softcuda's model, 0x7fc91a2b) from "canonical NaN with the sign" (0x7fc00000).
+    ("cvt.rn.f32.f64 high payload", "cvt.rn.f32.f64 %f1, 0d7FF9234567800000;", "f32"),
     ("cvt.f64.f32 payload", "cvt.f64.f32 %fd1, 0fFFC01234;", "f64"),
     ("mul.rn.f64 0*inf", "mul.rn.f64 %fd1, 0d0000000000000000, 0d7FF0000000000000;", "f64"),
     ("add.rn.f64 payload+1", "add.rn.f64 %fd1, 0dFFF8000012345678, 0d3FF0000000000000;", "f64"),

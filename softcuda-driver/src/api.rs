@@ -103,6 +103,13 @@ pub(crate) fn with(call: &str, f: impl FnOnce(&mut Driver) -> R<()>) -> CUresult
     })
 }
 
+/// `f` on the driver under its lock, neither logged nor counted as a call
+/// (`None` before `cuInit`): for a wait that polls the driver's state.
+pub(crate) fn peek<T>(f: impl FnOnce(&mut Driver) -> T) -> Option<T> {
+    let mut g = DRIVER.lock().unwrap_or_else(|p| p.into_inner());
+    g.as_mut().map(f)
+}
+
 /// The current context, which must exist (not sticky-checked).
 pub(crate) fn ctx_of(d: &mut Driver) -> R<u32> {
     match current() {
@@ -564,7 +571,7 @@ pub unsafe extern "C" fn cuCtxGetFlags(flags: *mut c_uint) -> CUresult {
 pub extern "C" fn cuCtxSynchronize() -> CUresult {
     with("cuCtxSynchronize", |d| {
         let c = ctx_of(d)?;
-        d.capture_forbids(c, None)?;
+        d.capture_forbids_context_sync(c)?;
         d.synchronize(c)
     })
 }

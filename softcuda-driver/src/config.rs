@@ -64,6 +64,12 @@ pub struct Config {
     /// asks for a non-blocking stream gets a blocking one; this shows what
     /// it would do with the stream it asked for.
     pub force_non_blocking: bool,
+    /// `SOFTCUDA_CAPTURE_HOLD_MS`: `cuStreamEndCapture` first waits, the
+    /// driver unlocked, until another thread has made a legacy-stream call
+    /// in the capture's context since the capture began, or this many
+    /// milliseconds (0, the default: no wait). A test knob that makes
+    /// another thread's call land inside a capture deterministically.
+    pub capture_hold_ms: u64,
     /// `SOFTCUDA_REGISTERS`: registers per thread the "JIT" gives entry
     /// points, overriding the default (the H200's measured count for code it
     /// was measured on, an estimate otherwise: `softcuda::regalloc`),
@@ -138,6 +144,7 @@ impl Default for Config {
             ordering: Ordering::Hostile,
             max_instructions: 1 << 40,
             force_non_blocking: false,
+            capture_hold_ms: 0,
             registers: Registers::default(),
             mufu: mufu::Model::Sm90,
         }
@@ -250,6 +257,11 @@ impl Config {
                     ));
                 }
             };
+        }
+        if let Some(s) = var("SOFTCUDA_CAPTURE_HOLD_MS") {
+            c.capture_hold_ms = s.parse().map_err(|_| {
+                format!("SOFTCUDA_CAPTURE_HOLD_MS={s}: a whole number of milliseconds")
+            })?;
         }
         if let Some(s) = var("SOFTCUDA_REGISTERS") {
             c.registers = Registers::parse(&s)?;

@@ -13,8 +13,11 @@
 //! | during a capture (global or thread-local mode) | here |
 //! | --- | --- |
 //! | `cuStreamSynchronize`, `cuStreamQuery` on the capturing stream | `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`; the capture is invalidated |
-//! | `cuCtxSynchronize`, `cuMemAlloc`, `cuMemFree` in its context | `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`; every such capture is invalidated (a thread-local capture only when the call is made on the thread that began it; a global one from any thread) |
-//! | work on the legacy stream while a *blocking* stream captures | `CUDA_ERROR_STREAM_CAPTURE_IMPLICIT`; that capture is invalidated |
+//! | `cuMemAlloc`, `cuMemFree` in its context | `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`; every such capture is invalidated (a thread-local capture only when the call is made on the thread that began it; a global one from any thread) |
+//! | `cuCtxSynchronize` in its context, any thread, **any mode** (it waits for the capturing stream too) | `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`; every capture of the context is invalidated |
+//! | work on the legacy stream (a synchronous `cuMemcpy*`/`cuMemset*`, a launch or async call on stream 0), `cuStreamSynchronize`/`cuStreamQuery` of it, while a *blocking* stream captures: any thread, **any mode** (the H200, relaxed mode, 2026-11-27) | `CUDA_ERROR_STREAM_CAPTURE_IMPLICIT` to the caller; that capture is invalidated |
+//! | `cuStreamIsCapturing` of the legacy stream while a blocking stream captures | `CUDA_ERROR_STREAM_CAPTURE_IMPLICIT`; not invalidated (CUDA's documentation) |
+//! | work queued on (or an event recorded on) a capturing stream whose capture was invalidated | `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED` (the H200: "launching a kernel") |
 //! | a copy from or to pageable host memory on the capturing stream | `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED` (a graph here never reads host memory that the caller may have freed by the time it runs); invalidated |
 //! | `cuEventRecord` on the capturing stream | the event becomes a captured event: `cuEventSynchronize`, `cuEventQuery`, `cuEventElapsedTime` on it return `CUDA_ERROR_CAPTURED_EVENT` until it is recorded outside a capture |
 //! | `cuStreamWaitEvent` of the capturing stream on an event recorded outside the capture | `CUDA_ERROR_STREAM_CAPTURE_ISOLATION`; invalidated |
@@ -22,8 +25,13 @@
 //! | `cuStreamEndCapture` from another thread (global or thread-local mode) | `CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD`, the capture goes on |
 //! | `cuStreamEndCapture` of an invalidated capture | `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`, no graph; the capture ends |
 //!
-//! Relaxed mode (`CU_STREAM_CAPTURE_MODE_RELAXED`) lifts the rows on the
-//! context-wide calls (synchronise, allocate, free) and the thread check.
+//! Relaxed mode (`CU_STREAM_CAPTURE_MODE_RELAXED`) lifts the row on the
+//! "potentially unsafe" calls (allocate, free) and the thread check, never
+//! the rows that necessarily conflict with a capture: the legacy stream's
+//! implicit join of a blocking capturing stream, and `cuCtxSynchronize`
+//! (inferred, not documented: reports of hardware runs, ROCm
+//! rocm-systems#4508 and llama.cpp#14033, whose relaxed captures broke on
+//! another thread's device synchronisation; the most hostile reading).
 //!
 //! # Launch
 //! `cuGraphLaunch` queues the graph's nodes on the stream in capture order,
@@ -47,7 +55,8 @@ use std::ffi::{c_int, c_ulonglong};
 use std::thread::ThreadId;
 
 use crate::api::{
-    Handle, TAG_GRAPH, TAG_GRAPH_EXEC, ctx_of, handle, live_ctx, out, stream_of, unhandle, with,
+    Handle, TAG_GRAPH, TAG_GRAPH_EXEC, ctx_of, handle, live_ctx, out, peek, stream_of, unhandle,
+    with,
 };
 use crate::errors::*;
 use crate::state::{Driver, HostSrc, R, StreamRef, Work};
@@ -72,6 +81,9 @@ struct Capture {
     nodes: Vec<Work>,
     /// Set by a forbidden call: `cuStreamEndCapture` then fails.
     invalidated: bool,
+    /// Another thread has made a legacy-stream call in the capture's
+    /// context since it began (`SOFTCUDA_CAPTURE_HOLD_MS` waits for it).
+    legacy_from_another_thread: bool,
 }
 
 impl Capture {
@@ -162,33 +174,13 @@ impl Driver {
             StreamRef::Id(id) if self.graphs.capturing(id) => id,
             StreamRef::Id(_) => return Ok(Some(work)),
             StreamRef::Legacy => {
-                // The legacy stream would wait for blocking streams, so
-                // for a blocking stream's capture in progress.
-                let implicit: Vec<u32> =
-                    self.graphs
-                        .captures
-                        .iter()
-                        .filter(|(s, c)| {
-                            c.ctx == ctx
-                                && c.mode != CAPTURE_MODE_RELAXED
-                                && self.streams.get(s).is_some_and(|e| {
-                                    e.flags & crate::state::STREAM_NON_BLOCKING == 0
-                                })
-                        })
-                        .map(|(s, _)| *s)
-                        .collect();
-                if implicit.is_empty() {
-                    return Ok(Some(work));
-                }
-                for s in implicit {
-                    self.invalidate(
-                        s,
-                        "work on the legacy stream while this blocking stream captures",
-                    );
-                }
-                return Err(STREAM_CAPTURE_IMPLICIT);
+                self.legacy_implicit(ctx, true)?;
+                return Ok(Some(work));
             }
         };
+        if self.graphs.captures.get(&id).is_some_and(|c| c.invalidated) {
+            return Err(STREAM_CAPTURE_INVALIDATED);
+        }
         let pageable = match &work {
             Work::HtoD {
                 src: HostSrc::Staged(_),
@@ -215,6 +207,7 @@ impl Driver {
     pub(crate) fn capture_forbids(&mut self, ctx: u32, stream: Option<StreamRef>) -> R<()> {
         let hit: Vec<u32> = match stream {
             Some(StreamRef::Id(s)) if self.graphs.capturing(s) => vec![s],
+            Some(StreamRef::Legacy) => return self.legacy_implicit(ctx, true),
             Some(_) => Vec::new(),
             None => self
                 .graphs
@@ -233,11 +226,78 @@ impl Driver {
         Err(STREAM_CAPTURE_UNSUPPORTED)
     }
 
+    /// Legacy-stream work (or a synchronisation or capture query of the
+    /// legacy stream) in context `ctx`: while a *blocking* stream of `ctx`
+    /// captures, in any mode and from any thread, the legacy stream would
+    /// wait for the capture, so CUDA refuses it with
+    /// `CUDA_ERROR_STREAM_CAPTURE_IMPLICIT` ("the legacy stream is in an
+    /// unusable state until the blocking stream capture is terminated");
+    /// `invalidate`: the call also invalidates those captures (work and
+    /// synchronisation do; `cuStreamIsCapturing` does not).
+    pub(crate) fn legacy_implicit(&mut self, ctx: u32, invalidate: bool) -> R<()> {
+        let me = std::thread::current().id();
+        for c in self.graphs.captures.values_mut() {
+            if c.ctx == ctx && c.thread != me {
+                c.legacy_from_another_thread = true;
+            }
+        }
+        let implicit: Vec<u32> = self
+            .graphs
+            .captures
+            .iter()
+            .filter(|(s, c)| {
+                c.ctx == ctx
+                    && self
+                        .streams
+                        .get(s)
+                        .is_some_and(|e| e.flags & crate::state::STREAM_NON_BLOCKING == 0)
+            })
+            .map(|(s, _)| *s)
+            .collect();
+        if implicit.is_empty() {
+            return Ok(());
+        }
+        if invalidate {
+            for s in implicit {
+                self.invalidate(
+                    s,
+                    "legacy-stream work (any thread, any capture mode) while this blocking stream captures",
+                );
+            }
+        }
+        Err(STREAM_CAPTURE_IMPLICIT)
+    }
+
+    /// `cuCtxSynchronize` waits for every stream of `ctx`, a capturing one
+    /// included: refused during any capture of the context, in every mode
+    /// and from any thread (relaxed mode lifts the "potentially unsafe"
+    /// calls, not one that necessarily conflicts with a capture), and every
+    /// such capture is invalidated.
+    pub(crate) fn capture_forbids_context_sync(&mut self, ctx: u32) -> R<()> {
+        let hit: Vec<u32> = self
+            .graphs
+            .captures
+            .iter()
+            .filter(|(_, c)| c.ctx == ctx)
+            .map(|(s, _)| *s)
+            .collect();
+        if hit.is_empty() {
+            return Ok(());
+        }
+        for s in hit {
+            self.invalidate(s, "cuCtxSynchronize during the capture");
+        }
+        Err(STREAM_CAPTURE_UNSUPPORTED)
+    }
+
     /// `cuEventRecord` on a capturing stream: the event becomes a captured
     /// event (no node); `None` when `stream` is not capturing.
     pub(crate) fn capture_record(&mut self, event: u32, stream: StreamRef) -> Option<R<()>> {
         match stream {
             StreamRef::Id(s) if self.graphs.capturing(s) => {
+                if self.graphs.captures.get(&s).is_some_and(|c| c.invalidated) {
+                    return Some(Err(STREAM_CAPTURE_INVALIDATED));
+                }
                 self.graphs.captured_events.insert(event, s);
                 Some(Ok(()))
             }
@@ -295,6 +355,7 @@ impl Driver {
                 thread: std::thread::current().id(),
                 nodes: Vec::new(),
                 invalidated: false,
+                legacy_from_another_thread: false,
             },
         );
         self.log
@@ -421,9 +482,46 @@ pub extern "C" fn cuStreamBeginCapture_v2(stream: Handle, mode: c_int) -> CUresu
     })
 }
 
+/// `SOFTCUDA_CAPTURE_HOLD_MS`: waits, the driver unlocked so that other
+/// threads go on, until another thread has made a legacy-stream call during
+/// `stream`'s capture, or the configured time has passed (then a notice).
+fn hold_capture_open(stream: Handle) {
+    let Some(ms) = peek(|d| d.config.capture_hold_ms).filter(|&ms| ms > 0) else {
+        return;
+    };
+    let start = std::time::Instant::now();
+    let waiting = || {
+        peek(|d| {
+            let c = ctx_of(d).ok()?;
+            match stream_of(d, c, stream).ok()? {
+                StreamRef::Id(s) => d
+                    .graphs
+                    .captures
+                    .get(&s)
+                    .map(|c| !c.legacy_from_another_thread),
+                StreamRef::Legacy => None,
+            }
+        })
+        .flatten()
+        .unwrap_or(false)
+    };
+    while waiting() {
+        if start.elapsed() >= std::time::Duration::from_millis(ms) {
+            peek(|d| {
+                d.log.notice(&format!(
+                    "SOFTCUDA_CAPTURE_HOLD_MS={ms}: no other thread used the legacy stream during the capture; ending it"
+                ))
+            });
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
 /// `cuStreamEndCapture`
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuStreamEndCapture(stream: Handle, graph: *mut Handle) -> CUresult {
+    hold_capture_open(stream);
     with("cuStreamEndCapture", |d| {
         if graph.is_null() {
             return Err(INVALID_VALUE);
@@ -448,6 +546,9 @@ pub unsafe extern "C" fn cuStreamIsCapturing(stream: Handle, status: *mut c_int)
     with("cuStreamIsCapturing", |d| {
         let c = ctx_of(d)?;
         let s = stream_of(d, c, stream)?;
+        if s == StreamRef::Legacy {
+            d.legacy_implicit(c, false)?;
+        }
         out(status, d.graphs.status(s))
     })
 }

@@ -179,7 +179,8 @@ pub struct FunctionEntry {
     /// `SOFTCUDA_REGISTERS` (`crate::jit`).
     pub registers: u32,
     /// `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`: 1024, the entry's
-    /// `.maxntid`, or what its registers allow, whichever is least.
+    /// `.maxntid` (not `.reqntid`, as on the H200), or what its registers
+    /// allow, whichever is least.
     pub max_threads: u32,
 }
 
@@ -1154,11 +1155,17 @@ impl Driver {
         let kernel = &m.module.kernels[index];
         let stat = kernel.static_shared;
         let registers = self.config.registers.of(name).unwrap_or(kernel.registers);
+        // `.maxntid` lowers the attribute; `.reqntid` does not (the H200
+        // reported 1024 for `.reqntid 64`: h200_jit_probe.json).
+        let directive = match kernel.reqntid {
+            Some(_) => 1024,
+            None => kernel.max_threads.unwrap_or(1024),
+        };
         let max_threads = self
             .config
             .arch
             .max_threads_for_registers(registers)
-            .min(kernel.max_threads.unwrap_or(1024));
+            .min(directive);
         let id = self.id();
         self.functions.insert(
             id,
@@ -1227,6 +1234,16 @@ impl Driver {
             ));
         } else if let Some(req) = kernel.reqntid.filter(|&r| r != cfg.block) {
             problem = Some(crate::jit::reqntid_problem(req, cfg.block));
+        } else if let Some(max) = kernel
+            .max_threads
+            .filter(|&m| kernel.reqntid.is_none() && cfg.block_threads() > m as u64)
+        {
+            // The H200 answered CUDA_ERROR_INVALID_VALUE for a block over
+            // `.maxntid`, not the register limit's LAUNCH_OUT_OF_RESOURCES.
+            problem = Some(format!(
+                "{} threads per block, the entry's .maxntid allows {max}",
+                cfg.block_threads()
+            ));
         } else if cfg.dynamic_shared > f.max_dynamic_shared {
             problem = Some(format!(
                 "{} bytes of dynamic shared memory, the function allows {} (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES): more than {} KiB must be opted into with cuFuncSetAttribute, as on hardware",
@@ -1249,9 +1266,8 @@ impl Driver {
             return Err(INVALID_VALUE);
         }
         if cfg.block_threads() > f.max_threads as u64 {
-            // What hardware says when the block's registers do not fit, or
-            // the entry's `.maxntid` is exceeded: both lower
-            // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK.
+            // What hardware says when the block's registers do not fit
+            // (they lower CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK).
             self.log.notice(&format!(
                 "cuLaunchKernel {name}: {} threads per block, the function allows {} ({}): CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
                 cfg.block_threads(),

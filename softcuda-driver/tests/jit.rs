@@ -105,9 +105,11 @@ fn ptx_versions_and_targets_are_checked_as_the_jit_does() {
     assert_eq!(plain("8.5", "sm_90").err(), Some(UNSUPPORTED_PTX_VERSION));
     // Not a target at all, or none.
     assert_eq!(plain("7.8", "sm_91").err(), Some(INVALID_PTX));
+    // No .version at all: the H200's driver does not take it for PTX
+    // (CUDA_ERROR_INVALID_IMAGE, 200; softcuda-driver/tests/data/h200_jit_probe.json).
     assert_eq!(
         load(".target sm_90\n.address_size 64\n.visible .entry k()\n{\nret;\n}\n").err(),
-        Some(INVALID_PTX)
+        Some(INVALID_IMAGE)
     );
     // The committed PTX (.version 7.0, .target sm_70) loads.
     assert!(load(PTX).is_ok());
@@ -168,11 +170,13 @@ fn uncaptured_approximate_instructions_are_refused() {
     }
 }
 
+/// As the H200 answered (softcuda-driver/tests/data/h200_jit_probe.json):
 /// `.reqntid` is the exact block shape (anything else:
-/// `CUDA_ERROR_INVALID_VALUE`); `.maxntid` bounds the block's threads (their
-/// product: an 8 x 8 block fits `.maxntid 64`), lowers
-/// `MAX_THREADS_PER_BLOCK`, and a larger block is refused as a register
-/// limit is (`CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES`).
+/// `CUDA_ERROR_INVALID_VALUE`) but leaves `MAX_THREADS_PER_BLOCK` at 1024;
+/// `.maxntid` bounds the block's threads (their product: an 8 x 8 block
+/// fits `.maxntid 64`), lowers `MAX_THREADS_PER_BLOCK`, and a larger block
+/// is `CUDA_ERROR_INVALID_VALUE` (not the register limit's
+/// `CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES`).
 #[test]
 fn reqntid_and_maxntid_bound_the_launch() {
     context();
@@ -180,7 +184,7 @@ fn reqntid_and_maxntid_bound_the_launch() {
         load(&module("7.8", "sm_90", ".reqntid 64, 1, 1", "")).unwrap(),
         "k",
     );
-    assert_eq!(attribute(req, MAX_THREADS_PER_BLOCK), 64);
+    assert_eq!(attribute(req, MAX_THREADS_PER_BLOCK), 1024);
     assert_eq!(launch(req, [64, 1, 1]), SUCCESS);
     assert_eq!(launch(req, [32, 1, 1]), INVALID_VALUE);
     assert_eq!(launch(req, [32, 2, 1]), INVALID_VALUE);
@@ -193,8 +197,8 @@ fn reqntid_and_maxntid_bound_the_launch() {
     assert_eq!(launch(max, [64, 1, 1]), SUCCESS);
     assert_eq!(launch(max, [32, 1, 1]), SUCCESS);
     assert_eq!(launch(max, [8, 8, 1]), SUCCESS);
-    assert_eq!(launch(max, [128, 1, 1]), LAUNCH_OUT_OF_RESOURCES);
-    assert_eq!(launch(max, [16, 8, 1]), LAUNCH_OUT_OF_RESOURCES);
+    assert_eq!(launch(max, [128, 1, 1]), INVALID_VALUE);
+    assert_eq!(launch(max, [16, 8, 1]), INVALID_VALUE);
     assert_eq!(cuCtxSynchronize(), SUCCESS);
 }
 

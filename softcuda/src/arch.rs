@@ -141,12 +141,15 @@ impl Arch {
     /// The most threads a block of a function using `registers` registers
     /// per thread can have (`CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK` after
     /// the JIT): registers are allocated per warp in units of 256 (a
-    /// thread's count rounded up to 8), and a block's warps share the
-    /// register file (64 Ki registers per block on sm_70 to sm_90), so 64
-    /// registers still allow 1024 threads and 72 allow 896. Capped at 1024.
+    /// thread's count rounded up to 8), and a block's warps are spread over
+    /// the SM's four sub-partitions, each with a quarter of the register
+    /// file (16 Ki of 64 Ki), so the count is 4 x what one quarter holds:
+    /// 64 registers still allow 1024 threads, 72 allow 896, 80 768 and 96
+    /// 640, as the H200's JIT reported (`data/sm90_jit_registers.tsv`; a
+    /// whole-file division gave 800 and 672). Capped at 1024.
     pub fn max_threads_for_registers(&self, registers: u32) -> u32 {
         let per_warp = registers.max(1).div_ceil(8) * 8 * 32;
-        ((self.registers / per_warp) * 32).min(1024)
+        ((self.registers / 4 / per_warp) * 4 * 32).min(1024)
     }
 
     /// Blocks of `threads` threads, each using `registers` registers, whose
@@ -176,6 +179,10 @@ mod tests {
             assert_eq!(arch.max_threads_for_registers(72), 896);
             // 65 rounds up to 72.
             assert_eq!(arch.max_threads_for_registers(65), 896);
+            // 76 rounds up to 80: 2560 per warp, 6 warps in each 16 Ki
+            // quarter (a whole-file division would give 25 warps).
+            assert_eq!(arch.max_threads_for_registers(76), 768);
+            assert_eq!(arch.max_threads_for_registers(96), 640);
             assert_eq!(arch.max_threads_for_registers(128), 512);
             assert_eq!(arch.max_threads_for_registers(255), 256);
             // The triangle kernel (65 registers on the H200) at block 256:

@@ -435,6 +435,15 @@ pub fn convert(a: u64, from: NumTy, to: NumTy, rnd: Rnd, sat: bool, ftz: bool) -
             if ftz {
                 r = ftz32(r);
             }
+            if r.is_nan() && from == NumTy::F64 && !sat {
+                // The H200's cvt.rn.f32.f64 keeps the sign and the
+                // payload's top bits, quieted (0xfff8000012345678 gave
+                // 0xffc00000), as its f64 path keeps payloads.
+                let b = a & ((1 << 63) | ((1 << 52) - 1));
+                let bits =
+                    ((b >> 63) << 31) as u32 | 0x7fc0_0000 | ((b >> 29) as u32 & 0x003f_ffff);
+                return bits as u64;
+            }
             if r.is_nan() {
                 r = f32::from_bits(0x7fff_ffff);
             }

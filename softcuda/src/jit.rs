@@ -15,6 +15,9 @@ use crate::decode::{self, DecodeError};
 use crate::parse::{self, Body};
 use crate::{Module, ModuleError, mufu};
 
+/// `CUDA_ERROR_INVALID_IMAGE`: what the H200's driver answered for PTX
+/// without a `.version` (it does not take the text for PTX at all).
+pub const INVALID_IMAGE: u32 = 200;
 /// `CUDA_ERROR_NO_BINARY_FOR_GPU`
 pub const NO_BINARY_FOR_GPU: u32 = 209;
 /// `CUDA_ERROR_INVALID_PTX`
@@ -129,7 +132,10 @@ pub fn check(m: &parse::Module, device: &Arch) -> Result<(), Incompatible> {
         message,
     };
     let Some(version) = m.version else {
-        return Err(invalid("ptxas: missing .version directive".into()));
+        return Err(Incompatible {
+            code: INVALID_IMAGE,
+            message: "missing .version directive: not PTX".into(),
+        });
     };
     if version > DRIVER_PTX_ISA {
         return Err(Incompatible {

@@ -106,67 +106,25 @@ fn reqntid_is_the_exact_block() {
     );
 }
 
-/// Entries whose code no GPU has compiled, added or changed after the H200
-/// run: the Hermite kernels; issue 23's split kernels and device-decided MD
-/// builds (the gate, the copy back, the entry count added; the build's
-/// kernels and the scans skip their work unless the step builds); the pair
-/// styles' rework (Morse added; Lennard-Jones, the ghosts and the reorder
-/// with atom types) and issue 25's six styles and the MD plan's thermostats
-/// (`md_ensemble`); issue 24's one block reduction (`reduce::block_sums`:
-/// the energy and block-potential kernels' PTX changed, same additions in
-/// the same order). Estimated until the next GPU
-/// run measures them. Every other entry must find its measured count.
-const NOT_YET_MEASURED: [&str; 44] = [
-    "nbody_block_potential",
-    "nbody_born_forces",
-    "nbody_born_forces_thermo",
-    "nbody_buck_forces",
-    "nbody_buck_forces_thermo",
-    "nbody_energy",
+/// Entries whose code no GPU has compiled (changed or added after the H200
+/// run of 2026-11-27, which measured all 63 shipped entries): an entry
+/// changed since must be listed here, and gets the estimate until the next
+/// GPU run measures it. Every other entry must find its measured count.
+/// `nbody_md_ensemble_end`: its reduction changed on main after the run
+/// (7edff1e: the blocks' sums staged in shared memory, `reduce::ordered_sums`);
+/// the two Hermite force kernels: the self-pair mask moved (5eeae70).
+const NOT_YET_MEASURED: [&str; 3] = [
     "nbody_hermite_force",
     "nbody_hermite_force_mixed",
-    "nbody_hermite_gather",
-    "nbody_hermite_predict",
-    "nbody_hermite_reduce",
-    "nbody_hermite_scatter",
-    "nbody_lj_forces",
-    "nbody_lj_forces_thermo",
-    "nbody_lj_smooth_linear_forces",
-    "nbody_lj_smooth_linear_forces_thermo",
-    "nbody_md_bin",
-    "nbody_md_copy_back",
-    "nbody_md_count_entries",
-    "nbody_md_ensemble_begin",
     "nbody_md_ensemble_end",
-    "nbody_md_ensemble_pass",
-    "nbody_md_gate",
-    "nbody_md_ghost_count",
-    "nbody_md_ghost_place",
-    "nbody_md_ghost_update",
-    "nbody_md_neighbours",
-    "nbody_md_reorder",
-    "nbody_md_scatter",
-    "nbody_morse_forces",
-    "nbody_morse_forces_thermo",
-    "nbody_scan_add",
-    "nbody_scan_blocks",
-    "nbody_scan_sums",
-    "nbody_soft_forces",
-    "nbody_soft_forces_thermo",
-    "nbody_split_accel",
-    "nbody_split_accel_guarded",
-    "nbody_split_euler",
-    "nbody_split_euler_guarded",
-    "nbody_table_forces",
-    "nbody_table_forces_thermo",
-    "nbody_yukawa_forces",
-    "nbody_yukawa_forces_thermo",
 ];
 
 /// Every shipped entry gets its measured count but those pinned as not yet
 /// measured, which get the estimate (a broken fingerprint, or an entry
-/// changed without saying so here, fails); the estimate is within 16
-/// registers of every measured count and 5 on average (what README claims).
+/// changed without saying so here, fails); the estimate is within 29
+/// registers of every measured count (the MD ensemble kernels' f64
+/// reductions: 96 measured, 67 and 69 estimated) and 6 on average (what
+/// README claims).
 #[test]
 fn registers_are_measured_or_estimated_close_to_the_measurement() {
     let m = parse::parse(common::PTX).unwrap();
@@ -186,7 +144,7 @@ fn registers_are_measured_or_estimated_close_to_the_measurement() {
                     f.name
                 );
                 let e = estimate as i64 - measured as i64;
-                assert!(e.abs() <= 16, "{}: estimate {e:+} off", f.name);
+                assert!(e.abs() <= 29, "{}: estimate {e:+} off", f.name);
                 errors.push(e.abs());
             }
             None => {
@@ -214,7 +172,27 @@ fn registers_are_measured_or_estimated_close_to_the_measurement() {
     assert_eq!(entries, 63);
     assert_eq!(errors.len(), entries - NOT_YET_MEASURED.len());
     let mean = errors.iter().sum::<i64>() as f64 / errors.len() as f64;
-    assert!(mean < 5.0, "mean error {mean}");
+    assert!(mean < 6.0, "mean error {mean}");
+}
+
+/// `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK` from the registers as the
+/// H200's JIT reported both for every entry (the table's fourth column):
+/// 65 and 66 registers allow 896 threads, 76 allow 768, 96 allow 640.
+#[test]
+fn max_threads_follow_the_measured_registers_as_on_the_h200() {
+    let table = include_str!("../data/sm90_jit_registers.tsv");
+    let mut rows = 0;
+    for line in table.lines().filter(|l| !l.starts_with('#')) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let (name, registers, max) = (cols[0], cols[1].parse().unwrap(), cols[3].parse().unwrap());
+        assert_eq!(
+            arch::SM90.max_threads_for_registers(registers),
+            max,
+            "{name}: {registers} registers"
+        );
+        rows += 1;
+    }
+    assert_eq!(rows, 63);
 }
 
 /// A comment changes nothing; an instruction more makes the block-pair kernel

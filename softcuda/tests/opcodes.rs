@@ -203,6 +203,24 @@ fn every_f32_nan_is_the_canonical_nan() {
     }
 }
 
+/// `cvt.rn.f32.f64` of a NaN is not an f32 operation's canonical NaN: the
+/// H200 gave 0xffc00000 for 0xfff8000012345678
+/// (softcuda-driver/tests/data/h200_jit_probe.json), the sign and the
+/// payload's top bits kept as its f64 path keeps payloads (`cvt.f64.f32`,
+/// `add.rn.f64` there). Before the fix softcuda gave 0x7fffffff.
+#[test]
+fn f64_to_f32_nan_keeps_the_sign_as_the_h200_does() {
+    let body = format!(
+        "\tcvt.rn.f32.f64 %f1, 0dFFF8000012345678;\n{}",
+        store("%f1", 0, 1)
+    );
+    for out in run(&kernel(&body, ""), 1, 32, 0, 32) {
+        for (t, &w) in out.iter().enumerate() {
+            assert_eq!(w, 0xffc0_0000, "cvt.rn.f32.f64 NaN (thread {t})");
+        }
+    }
+}
+
 #[test]
 fn integer_atomics_on_global_and_shared_memory() {
     let body = "\

@@ -31,20 +31,26 @@
 //! - the context is made current on every call, and pushed in `Drop`, so
 //!   the device (`Send`) may be dropped on any thread;
 //! - timing is by CUDA events around a batch ([`Device::timer_start`]);
+//! - the stream really is `NON_BLOCKING` (`stream.rs`: cust 0.3.2's
+//!   `Stream::new` drops the flag): a blocking stream joins the legacy
+//!   stream, so while it captured, another thread's synchronous read back
+//!   in the shared context was refused (`CUDA_ERROR_STREAM_CAPTURE_IMPLICIT`)
+//!   and broke the capture (`..._INVALIDATED`), on the H200 (2026-11-27);
 //! - graphs ([`Device::begin_capture`]) are captured in relaxed mode (other
-//!   threads share the primary context) from the device's stream and kept with the buffer addresses they were
-//!   captured for: one is replayed only with the same buffers in the same
-//!   roles, and all are dropped when a buffer is reallocated.
+//!   threads share the primary context) from the device's stream and kept
+//!   with the buffer addresses they were captured for: one is replayed only
+//!   with the same buffers in the same roles, and all are dropped when a
+//!   buffer is reallocated.
 
 use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::mem::ManuallyDrop;
 
 use cust::context::Context;
-use cust::event::{Event, EventFlags};
+use cust::event::EventFlags;
 use cust::memory::DeviceBuffer;
 use cust::module::Module;
-use cust::stream::{Stream, StreamFlags};
+use cust::stream::StreamFlags;
 use cust::sys;
 use gpu_kernels::entry::{Entry, Launch};
 use gpu_kernels::shape::LaunchShape;
@@ -52,6 +58,7 @@ use gpu_kernels::shape::LaunchShape;
 use super::launch::{Current, enqueue, load_kernels, open};
 use super::limits::{check_launch, multiprocessors, shared_opt_in_bytes};
 use super::status::{driver, during};
+use super::stream::{Event, Stream};
 use crate::engine::BackendKind;
 use crate::error::{Error, Result};
 use crate::plan::device::{Device, Role, SECTIONS, Section};
@@ -530,6 +537,11 @@ impl<K: Role> Device<K> for CudaDevice<K> {
         // `Context::new`), and another thread allocating or freeing in it
         // must neither fail nor break this capture (global mode fails it;
         // the software device also invalidates thread-local captures then).
+        // No mode lifts the legacy stream's implicit join of a *blocking*
+        // capturing stream (another thread's synchronous copy: IMPLICIT to
+        // it, INVALIDATED here, as the H200 showed), hence the stream's
+        // `NON_BLOCKING` (`stream.rs`); `cuCtxSynchronize` anywhere in the
+        // process would still break the capture (nothing here calls it).
         // The plan only queues during a capture; synchronising the
         // capturing stream stays an error in every mode.
         let status = unsafe {

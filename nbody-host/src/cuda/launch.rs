@@ -8,12 +8,12 @@ use std::ptr;
 use cust::context::Context;
 use cust::device::Device;
 use cust::module::Module;
-use cust::prelude::Stream;
 use cust::sys;
 use gpu_kernels::entry::{Arg, Entry, MAX_PARAMS};
 use gpu_kernels::shape::LaunchShape;
 
 use super::status::{driver, during, unavailable};
+use super::stream::Stream;
 use crate::error::{Error, Result};
 
 /// Device `device`, a new context on it (current on this thread) and the

@@ -10,6 +10,7 @@
 //! | `launch.rs` | opening a device, loading the PTX, enqueueing a kernel-table launch, the `Drop` context guard |
 //! | `limits.rs` | the kernels' limits after the JIT, the shared-memory opt-in |
 //! | `status.rs` | driver failures as `Error::Cuda` (imported by the others, importing none) |
+//! | `stream.rs` | the device's stream (really `NON_BLOCKING`: cust 0.3.2 drops the flag) and events |
 
 #[cfg(feature = "cuda")]
 mod device;
@@ -19,6 +20,8 @@ mod launch;
 mod limits;
 #[cfg(feature = "cuda")]
 mod status;
+#[cfg(feature = "cuda")]
+mod stream;
 #[cfg(feature = "cuda")]
 pub(crate) use device::CudaDevice;
 

@@ -6,8 +6,9 @@ use cust::sys;
 
 use crate::error::{Error, Result};
 
-/// Maps a cust error to [`Error::Cuda`], naming what was being done.
-pub(super) fn during(what: &'static str) -> impl Fn(CudaError) -> Error {
+/// Maps a cust error (or a `stream::Status`) to [`Error::Cuda`], naming
+/// what was being done.
+pub(super) fn during<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> Error {
     move |e| Error::Cuda {
         during: what.to_owned(),
         message: e.to_string(),

@@ -282,7 +282,7 @@ impl MdPlan {
                 partials: MdBuf::EnsemblePartials,
                 blocks: shape::ensemble_pass(self.n, self.params.block).grid,
             },
-            shape::single(),
+            shape::ensemble_end(),
         )?;
         if ens.scales_at_end() {
             self.ensemble_pass(dev, PASS_SCALE, 0.0, 0)?;
