@@ -291,6 +291,28 @@ fn run_force(
                 ],
             )
         }
+        "nbody_md_ensemble_end" => {
+            // The blocks' sums added in block order from shared memory staged
+            // by the whole block (`reduce::ordered_sums`): `n` groups, several
+            // chunks of the block, so both barriers of a chunk matter; a zero
+            // state (NVE).
+            use gpu_kernels::md_ensemble::{CFG_WORDS, ENS_WORDS};
+            let state = upload(&mut dev, &vec![0u8; 8 * ENS_WORDS as usize]);
+            let cfg = upload(&mut dev, &vec![0u8; 8 * CFG_WORDS as usize]);
+            let sums: Vec<u8> = (0..2 * nn)
+                .flat_map(|k| f64::from(k).to_le_bytes())
+                .collect();
+            let partials = upload(&mut dev, &sums);
+            (
+                shape::ensemble_end(),
+                vec![
+                    Arg::Ptr(state),
+                    Arg::Ptr(cfg),
+                    Arg::Ptr(partials),
+                    Arg::U32(nn),
+                ],
+            )
+        }
         other => panic!("no launch recipe for {other}"),
     };
     let (grid, shared) = (launch_shape.grid, launch_shape.shared_bytes);
