@@ -12,112 +12,24 @@
 //! non-blocking stream's capture is not involved. `cuCtxSynchronize` waits
 //! for every stream, the capturing one included: refused in every mode.
 
+mod common;
+
 use std::ffi::c_void;
 use std::ptr::null_mut;
 
+use common::*;
 use softcuda_driver::api::*;
 use softcuda_driver::errors::*;
 use softcuda_driver::graph::*;
 
-/// Calls a driver function that takes pointers.
-macro_rules! cu {
-    ($e:expr) => {{
-        // SAFETY: every pointer a test passes points to a live local or
-        // buffer of the type and size the CUDA contract requires, for the
-        // duration of the call (and the strings are NUL-terminated).
-        #[allow(unused_unsafe, reason = "the macro also wraps safe calls")]
-        unsafe {
-            $e
-        }
-    }};
-}
-
-const PTX: &str = concat!(include_str!("../../nbody-host/ptx/gpu_kernels.ptx"), "\0");
-
-/// `CU_STREAM_NON_BLOCKING`
-const NON_BLOCKING: u32 = 1;
 const MODES: [i32; 3] = [
     CAPTURE_MODE_GLOBAL,
     CAPTURE_MODE_THREAD_LOCAL,
     CAPTURE_MODE_RELAXED,
 ];
 
-fn ok(r: u32) {
-    assert_eq!(r, SUCCESS, "{}", name(r));
-}
-
 fn err(r: u32, want: u32, what: &str) {
     assert_eq!(r, want, "{what}: {} instead of {}", name(r), name(want));
-}
-
-/// Initialises the driver and makes a fresh context current on this thread.
-fn context() -> Handle {
-    ok(cuInit(0));
-    let mut ctx = null_mut();
-    ok(cu!(cuCtxCreate_v2(&mut ctx, 0, 0)));
-    ctx
-}
-
-fn stream(flags: u32) -> Handle {
-    let mut s = null_mut();
-    ok(cu!(cuStreamCreateWithPriority(&mut s, flags, 0)));
-    s
-}
-
-fn alloc(bytes: usize) -> u64 {
-    let mut p = 0;
-    ok(cu!(cuMemAlloc_v2(&mut p, bytes)));
-    p
-}
-
-fn words(p: u64, n: usize) -> Vec<u32> {
-    let mut out = vec![0u32; n];
-    ok(cu!(cuMemcpyDtoH_v2(
-        out.as_mut_ptr() as *mut c_void,
-        p,
-        4 * n
-    )));
-    out
-}
-
-fn end(s: Handle) -> Result<Handle, u32> {
-    let mut g = null_mut();
-    match cu!(cuStreamEndCapture(s, &mut g)) {
-        SUCCESS => Ok(g),
-        e => Err(e),
-    }
-}
-
-fn status(s: Handle) -> i32 {
-    let mut st = -1;
-    ok(cu!(cuStreamIsCapturing(s, &mut st)));
-    st
-}
-
-/// `nbody_kick` (`vel += acc dt`) of 4 vectors on `s`.
-fn launch_kick(f: Handle, vel: u64, acc: u64, s: Handle) -> u32 {
-    let mut slots = [[0u8; 8]; 4];
-    slots[0] = vel.to_le_bytes();
-    slots[1] = acc.to_le_bytes();
-    slots[2][..4].copy_from_slice(&4u32.to_le_bytes());
-    slots[3][..4].copy_from_slice(&1.0f32.to_le_bytes());
-    let mut ptrs: Vec<*mut c_void> = slots
-        .iter_mut()
-        .map(|x| x.as_mut_ptr() as *mut c_void)
-        .collect();
-    cu!(cuLaunchKernel(
-        f,
-        1,
-        1,
-        1,
-        64,
-        1,
-        1,
-        0,
-        s,
-        ptrs.as_mut_ptr(),
-        null_mut()
-    ))
 }
 
 /// The legacy-stream calls thread B makes, by number.
@@ -139,7 +51,7 @@ fn on_another_thread(ctx: Handle, call: usize, q: u64, kick: Handle) -> u32 {
         match call {
             0 => cu!(cuMemcpyDtoH_v2(host.as_mut_ptr() as *mut c_void, q, 16)),
             1 => cuMemsetD32_v2(q, 5, 4),
-            2 => launch_kick(kick as Handle, q, q, null_mut()),
+            2 => launch_kick(kick as Handle, q, q, 4, 1.0, null_mut()),
             3 => cuMemsetD32Async(q, 5, 4, null_mut()),
             _ => cuStreamSynchronize(null_mut()),
         }
@@ -156,14 +68,7 @@ fn on_another_thread(ctx: Handle, call: usize, q: u64, kick: Handle) -> u32 {
 #[test]
 fn another_threads_legacy_stream_call_breaks_a_blocking_capture_in_every_mode() {
     let ctx = context();
-    let mut m = null_mut();
-    ok(cu!(cuModuleLoadData(&mut m, PTX.as_ptr() as *const c_void)));
-    let mut kick = null_mut();
-    ok(cu!(cuModuleGetFunction(
-        &mut kick,
-        m,
-        c"nbody_kick".as_ptr()
-    )));
+    let kick = kick(module());
     let (p, q) = (alloc(64), alloc(64));
     ok(cuMemsetD32_v2(p, 0, 16));
     ok(cuMemsetD32_v2(q, 0, 16));
@@ -180,7 +85,7 @@ fn another_threads_legacy_stream_call_breaks_a_blocking_capture_in_every_mode() 
             );
             assert_eq!(status(s), CAPTURE_STATUS[2], "{what}");
             err(
-                launch_kick(kick, p, q, s),
+                launch_kick(kick, p, q, 4, 1.0, s),
                 STREAM_CAPTURE_INVALIDATED,
                 &format!("{what}: the capturer's next launch"),
             );
@@ -209,14 +114,7 @@ fn another_threads_legacy_stream_call_breaks_a_blocking_capture_in_every_mode() 
 #[test]
 fn another_threads_legacy_stream_call_leaves_a_non_blocking_capture_alone() {
     let ctx = context();
-    let mut m = null_mut();
-    ok(cu!(cuModuleLoadData(&mut m, PTX.as_ptr() as *const c_void)));
-    let mut kick = null_mut();
-    ok(cu!(cuModuleGetFunction(
-        &mut kick,
-        m,
-        c"nbody_kick".as_ptr()
-    )));
+    let kick = kick(module());
     let (p, q) = (alloc(64), alloc(64));
     for mode in MODES {
         for (call, what) in LEGACY_CALLS.iter().enumerate() {

@@ -8,71 +8,23 @@
 //! Each test makes its own context current on its own thread, so sticky
 //! errors stay in their test.
 
+mod common;
+
 use std::ffi::c_void;
 use std::ptr::null_mut;
 
+use common::*;
 use softcuda_driver::api::*;
 use softcuda_driver::errors::*;
 use softcuda_driver::graph::*;
 
-/// Calls a driver function that takes pointers.
-macro_rules! cu {
-    ($e:expr) => {{
-        // SAFETY: every pointer a test passes points to a live local or
-        // buffer of the type and size the CUDA contract requires, for the
-        // duration of the call (and the strings are NUL-terminated).
-        #[allow(unused_unsafe, reason = "the macro also wraps safe calls")]
-        unsafe {
-            $e
-        }
-    }};
-}
-
-const PTX: &str = concat!(include_str!("../../nbody-host/ptx/gpu_kernels.ptx"), "\0");
-
-/// `CU_STREAM_NON_BLOCKING`
-const NON_BLOCKING: u32 = 1;
 /// `CU_STREAM_CAPTURE_MODE_GLOBAL`
 const GLOBAL: i32 = 0;
 /// `CU_STREAM_CAPTURE_MODE_THREAD_LOCAL`
 const THREAD_LOCAL: i32 = 1;
 
-fn ok(r: u32) {
-    assert_eq!(r, SUCCESS, "{}", name(r));
-}
-
 fn err(r: u32, want: u32) {
     assert_eq!(r, want, "{} instead of {}", name(r), name(want));
-}
-
-/// Initialises the driver and makes a fresh context current on this thread.
-fn context() -> Handle {
-    ok(cuInit(0));
-    let mut ctx = null_mut();
-    ok(cu!(cuCtxCreate_v2(&mut ctx, 0, 0)));
-    ctx
-}
-
-fn stream(flags: u32) -> Handle {
-    let mut s = null_mut();
-    ok(cu!(cuStreamCreateWithPriority(&mut s, flags, 0)));
-    s
-}
-
-fn alloc(bytes: usize) -> u64 {
-    let mut p = 0;
-    ok(cu!(cuMemAlloc_v2(&mut p, bytes)));
-    p
-}
-
-fn words(p: u64, n: usize) -> Vec<u32> {
-    let mut out = vec![0u32; n];
-    ok(cu!(cuMemcpyDtoH_v2(
-        out.as_mut_ptr() as *mut c_void,
-        p,
-        4 * n
-    )));
-    out
 }
 
 fn fill(p: u64, value: u32, n: usize, s: Handle) -> u32 {
@@ -83,67 +35,10 @@ fn begin(s: Handle, mode: i32) -> u32 {
     cuStreamBeginCapture_v2(s, mode)
 }
 
-fn end(s: Handle) -> Result<Handle, u32> {
-    let mut g = std::ptr::without_provenance_mut(1);
-    match cu!(cuStreamEndCapture(s, &mut g)) {
-        SUCCESS => Ok(g),
-        e => {
-            if e == STREAM_CAPTURE_INVALIDATED {
-                assert!(g.is_null(), "no graph from an invalidated capture");
-            }
-            Err(e)
-        }
-    }
-}
-
-fn status(s: Handle) -> i32 {
-    let mut st = -1;
-    ok(cu!(cuStreamIsCapturing(s, &mut st)));
-    st
-}
-
 fn instantiate(g: Handle) -> Handle {
     let mut e = null_mut();
     ok(cu!(cuGraphInstantiateWithFlags(&mut e, g, 0)));
     e
-}
-
-fn kick(m: Handle) -> Handle {
-    let mut f = null_mut();
-    ok(cu!(cuModuleGetFunction(&mut f, m, c"nbody_kick".as_ptr())));
-    f
-}
-
-fn module() -> Handle {
-    let mut m = null_mut();
-    ok(cu!(cuModuleLoadData(&mut m, PTX.as_ptr() as *const c_void)));
-    m
-}
-
-/// `nbody_kick` (`vel += acc dt`) of `n` vectors on `s`.
-fn launch_kick(f: Handle, vel: u64, acc: u64, n: u32, dt: f32, s: Handle) -> u32 {
-    let mut slots = [[0u8; 8]; 4];
-    slots[0] = vel.to_le_bytes();
-    slots[1] = acc.to_le_bytes();
-    slots[2][..4].copy_from_slice(&n.to_le_bytes());
-    slots[3][..4].copy_from_slice(&dt.to_le_bytes());
-    let mut ptrs: Vec<*mut c_void> = slots
-        .iter_mut()
-        .map(|x| x.as_mut_ptr() as *mut c_void)
-        .collect();
-    cu!(cuLaunchKernel(
-        f,
-        1,
-        1,
-        1,
-        64,
-        1,
-        1,
-        0,
-        s,
-        ptrs.as_mut_ptr(),
-        null_mut()
-    ))
 }
 
 /// Captured work does not run; the graph runs when launched and forced,
