@@ -207,25 +207,22 @@ pub(crate) fn lists(
             // Buffers reused from cell to cell (allocations per cell cost
             // more than a short-range cell's lists).
             let mut runs = Vec::with_capacity(27);
-            let (mut stencil, mut cell_runs) = (Vec::with_capacity(27), Vec::with_capacity(27));
+            let mut cell_runs = Vec::with_capacity(27);
+            // The cell's coordinates, stepped along (no division per cell).
+            let mut here = grid.coords(t * per_task);
             for cell in t * per_task..(t + 1) * per_task {
                 let (lo, hi) = (cell_start[cell], cell_start[cell + 1]);
-                grid.stencil_into(cell, half, &mut stencil);
-                Grid::runs_into(&stencil, &mut cell_runs);
+                grid.stencil_runs_into(here, half, &mut cell_runs);
+                here = grid.step_coords(here);
                 runs.clear();
-                let here = grid.coords(cell);
-                runs.extend(cell_runs.iter().map(|&(a, b)| {
+                runs.extend(cell_runs.iter().map(|&(a, b, wrap)| {
                     let start = cell_start[a];
-                    let there = grid.coords(a);
                     // Across a face the neighbour cell's bodies are a box
                     // length away: x_j + L (or - L) is the near image.
-                    let image = [0, 1, 2].map(|k| {
-                        let (d, l) = (there[k] as i64 - here[k] as i64, c.lengths[k]);
-                        match d {
-                            d if d > 1 => -l,
-                            d if d < -1 => l,
-                            _ => 0.0,
-                        }
+                    let image = [0, 1, 2].map(|k| match wrap[k] {
+                        -1 => -c.lengths[k],
+                        1 => c.lengths[k],
+                        _ => 0.0,
                     });
                     Run {
                         start,
