@@ -81,6 +81,21 @@ pub(crate) trait Lanes: Simd + Lane {
     /// (`bound >= 1`; negatives and NaN clamp too): a table's words.
     fn to_idx(self, bound: u32) -> Self::Idx;
 
+    /// `(base[at], base[at + 1])` for the integer-valued lanes `at` (a
+    /// table's segment), each clamped as [`Lanes::to_idx`] clamps (panics
+    /// if `base` is empty). AVX-512 reads each lane's two words with one
+    /// 64-bit gather (8 lanes per instruction, not 16 per word), clamping
+    /// `at` to `len - 2`: a lane outside the table reads other words of it.
+    #[inline(always)]
+    fn gather_pair(cap: Self::Cap, base: &[f32], at: Self) -> (Self, Self) {
+        let n = base.len() as u32;
+        let one = at.lit(1.0);
+        (
+            Self::gather(cap, base, at.to_idx(n)),
+            Self::gather(cap, base, (at + one).to_idx(n)),
+        )
+    }
+
     /// Lane `k` is `vs[k].sum()`, bit for bit (`vs` holds `LANES` vectors):
     /// the sums of several bodies' force vectors reduced together, which
     /// AVX-512 does in one transposing tree of the same additions (15
@@ -261,6 +276,36 @@ mod x86 {
                 _mm512_permutexvar_ps(order, l4)
             };
             F32x16::from_raw(cap, out)
+        }
+
+        #[inline(always)]
+        fn gather_pair(cap: Self::Cap, base: &[f32], at: Self) -> (Self, Self) {
+            if base.len() < 2 {
+                let w = Self::gather(cap, base, at.to_idx(base.len() as u32));
+                return (w, w);
+            }
+            // Every lane <= len - 2: both words within `base`.
+            let idx = at.to_idx(base.len() as u32 - 1);
+            // SAFETY: see above; each lane reads the 8 bytes at `base[idx]`,
+            // `idx + 1 < base.len()` (unaligned gathers are allowed).
+            let (f, g) = unsafe {
+                let p = base.as_ptr().cast::<f64>();
+                let lo =
+                    _mm512_castpd_ps(_mm512_i32gather_pd::<4>(_mm512_castsi512_si256(idx.v), p));
+                let hi = _mm512_castpd_ps(_mm512_i32gather_pd::<4>(
+                    _mm512_extracti64x4_epi64::<1>(idx.v),
+                    p,
+                ));
+                let even =
+                    _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+                let odd =
+                    _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+                (
+                    _mm512_permutex2var_ps(lo, even, hi),
+                    _mm512_permutex2var_ps(lo, odd, hi),
+                )
+            };
+            (F32x16::from_raw(cap, f), F32x16::from_raw(cap, g))
         }
 
         #[inline(always)]

@@ -897,6 +897,54 @@ mod tests {
         (got.iter().map(|v| v.to_bits()).collect(), each)
     }
 
+    /// `gather_pair` and two gathers of a 37-word table at the segment
+    /// starts `at` (every start from 0 to 35, some twice), as bits.
+    #[inline(always)]
+    fn pairs<V: Lanes>(cap: V::Cap) -> (Vec<u32>, Vec<u32>) {
+        let table: Vec<f32> = (0..37).map(|k| 1.5 + k as f32 * 0.25).collect();
+        let (mut got, mut want) = (Vec::new(), Vec::new());
+        let mut out = vec![0.0; V::LANES];
+        for first in (0..36).step_by(V::LANES) {
+            let at: Vec<f32> = (0..V::LANES)
+                .map(|k| ((first + 3 * k) % 36) as f32)
+                .collect();
+            let at = V::load(cap, &at);
+            let (a, b) = V::gather_pair(cap, &table, at);
+            let next = at + V::splat(cap, 1.0);
+            for v in [a, b] {
+                v.store(&mut out);
+                got.extend(out.iter().map(|v| v.to_bits()));
+            }
+            for v in [at, next] {
+                V::gather(cap, &table, v.to_idx(37)).store(&mut out);
+                want.extend(out.iter().map(|v| v.to_bits()));
+            }
+        }
+        (got, want)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    fn pairs_avx512() -> (Vec<u32>, Vec<u32>) {
+        use crate::cpu::isa::Capability;
+        // SAFETY: this function requires AVX-512F.
+        pairs::<crate::cpu::simd::F32x16>(unsafe { Capability::assume() })
+    }
+
+    /// A table's segment read with one 64-bit gather per lane (AVX-512)
+    /// is the two words the separate gathers read.
+    #[test]
+    fn gather_pair_reads_both_words_of_each_segment() {
+        let (got, want) = pairs::<f32>(());
+        assert_eq!(got, want);
+        #[cfg(target_arch = "x86_64")]
+        if crate::cpu::isa::HasAvx512::detect().is_some() {
+            // SAFETY: the CPU has AVX-512F.
+            let (got, want) = unsafe { pairs_avx512() };
+            assert_eq!(got, want);
+        }
+    }
+
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f")]
     fn both_avx512() -> (Vec<u32>, Vec<u32>) {
