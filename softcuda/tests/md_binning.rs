@@ -16,6 +16,7 @@ use common::*;
 use gpu_kernels::periodic::{Grid, STATUS_DUE, STATUS_WORDS, wrap};
 use gpu_kernels::shape;
 use gpu_kernels::vec4::Vec4;
+use softcuda::Device;
 
 /// The largest f32 below `l` whose cell coordinate `(x * (n / l)) as u32`
 /// is `n` (one past the last cell), if one is within 64 ulps of `l`.
@@ -35,6 +36,44 @@ fn words(b: &[u8]) -> Vec<u32> {
     b.chunks_exact(4)
         .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
         .collect()
+}
+
+/// `nbody_md_bin`'s device buffers and arguments for `count` bodies at
+/// `pos` in a cubic box of side `l` and `n` cells a side: zeroed tags,
+/// cells, slots and `n^3` counts, and the status words of a step that
+/// builds (the kernel bins only then).
+struct Binning {
+    cell: u64,
+    counts: u64,
+    args: [Arg; 13],
+}
+
+fn binning(dev: &mut Device, pos: &[u8], count: u32, l: f32, n: u32) -> Binning {
+    let p = upload(dev, pos);
+    let tag = upload(dev, &vec![0u8; 16 * count as usize]);
+    let cell = upload(dev, &vec![0u8; 4 * count as usize]);
+    let slot = upload(dev, &vec![0u8; 4 * count as usize]);
+    let counts = upload(dev, &vec![0u8; 4 * (n * n * n) as usize]);
+    let mut due = vec![0u32; STATUS_WORDS as usize];
+    due[STATUS_DUE as usize] = 1;
+    let due: Vec<u8> = due.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let status = upload(dev, &due);
+    let args = [
+        Arg::Ptr(p),
+        Arg::Ptr(tag),
+        Arg::Ptr(cell),
+        Arg::Ptr(slot),
+        Arg::Ptr(counts),
+        Arg::Ptr(status),
+        Arg::U32(count),
+        Arg::F32(l),
+        Arg::F32(l),
+        Arg::F32(l),
+        Arg::U32(n),
+        Arg::U32(n),
+        Arg::U32(n),
+    ];
+    Binning { cell, counts, args }
 }
 
 #[test]
@@ -71,36 +110,8 @@ fn bodies_just_below_the_box_length_land_in_the_last_cell() {
             .collect();
         for schedule in schedules() {
             let mut dev = device();
-            let p = upload(&mut dev, &pos);
-            let tag = upload(&mut dev, &vec![0u8; 16 * count as usize]);
-            let cell = upload(&mut dev, &vec![0u8; 4 * count as usize]);
-            let slot = upload(&mut dev, &vec![0u8; 4 * count as usize]);
-            let counts = upload(&mut dev, &vec![0u8; 4 * grid.cells() as usize]);
-            // The status words of a step that builds (the kernel bins only then).
-            let mut due = vec![0u32; STATUS_WORDS as usize];
-            due[STATUS_DUE as usize] = 1;
-            let status = upload(
-                &mut dev,
-                &due.iter()
-                    .flat_map(|w| w.to_le_bytes())
-                    .collect::<Vec<u8>>(),
-            );
+            let Binning { cell, counts, args } = binning(&mut dev, &pos, count, l, n);
             let s = shape::per_body(count, 32);
-            let args = [
-                Arg::Ptr(p),
-                Arg::Ptr(tag),
-                Arg::Ptr(cell),
-                Arg::Ptr(slot),
-                Arg::Ptr(counts),
-                Arg::Ptr(status),
-                Arg::U32(count),
-                Arg::F32(l),
-                Arg::F32(l),
-                Arg::F32(l),
-                Arg::U32(n),
-                Arg::U32(n),
-                Arg::U32(n),
-            ];
             launch(
                 &mut dev,
                 &m,
@@ -181,34 +192,7 @@ fn md_bin_counters_match_nsight_compute_on_the_lj_melt_lattice() {
     let pos: Vec<u8> = pos.iter().flat_map(|v| v.to_le_bytes()).collect();
     let mut dev = device();
     let m = module();
-    let p = upload(&mut dev, &pos);
-    let tag = upload(&mut dev, &vec![0u8; 16 * count as usize]);
-    let cell = upload(&mut dev, &vec![0u8; 4 * count as usize]);
-    let slot = upload(&mut dev, &vec![0u8; 4 * count as usize]);
-    let counts = upload(&mut dev, &vec![0u8; 4 * (n * n * n) as usize]);
-    let mut due = vec![0u32; STATUS_WORDS as usize];
-    due[STATUS_DUE as usize] = 1;
-    let status = upload(
-        &mut dev,
-        &due.iter()
-            .flat_map(|w| w.to_le_bytes())
-            .collect::<Vec<u8>>(),
-    );
-    let args = [
-        Arg::Ptr(p),
-        Arg::Ptr(tag),
-        Arg::Ptr(cell),
-        Arg::Ptr(slot),
-        Arg::Ptr(counts),
-        Arg::Ptr(status),
-        Arg::U32(count),
-        Arg::F32(l),
-        Arg::F32(l),
-        Arg::F32(l),
-        Arg::U32(n),
-        Arg::U32(n),
-        Arg::U32(n),
-    ];
+    let Binning { counts, args, .. } = binning(&mut dev, &pos, count, l, n);
     let s = launch(
         &mut dev,
         &m,
