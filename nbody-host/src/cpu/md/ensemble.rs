@@ -30,6 +30,7 @@ use std::time::Instant;
 use gpu_kernels::ensemble::{self, NoseHoover, langevin_uniforms};
 use rayon::prelude::*;
 
+use super::integrate::{all_finite, wrap_chunk};
 use super::{CHUNK, MdEngine};
 use crate::engine::Divergence;
 use crate::error::Result;
@@ -112,11 +113,6 @@ struct Found {
     moved: bool,
     mv2: f64,
     work: f64,
-}
-
-/// `x` wrapped into `[0, l)` and the lengths it moved by (as the NVE pass).
-fn wrap(x: f32, l: f32) -> (f32, i32) {
-    super::integrate::wrap(x, l)
 }
 
 impl MdEngine {
@@ -313,25 +309,11 @@ impl MdEngine {
                                 x.iter_mut().for_each(|x| *x *= p.dilate);
                             }
                             if let Some(l) = lengths {
-                                // Most chunks have no body to wrap (a fold
-                                // without short cuts vectorises; false for
-                                // NaN too).
-                                let inside =
-                                    x.iter().fold(true, |ok, &x| ok & (x >= 0.0) & (x < l[a]));
-                                if !inside {
-                                    for (x, image) in x.iter_mut().zip(images.iter_mut()) {
-                                        let (wrapped, moved) = wrap(*x, l[a]);
-                                        *x = wrapped;
-                                        image[a] = image[a].wrapping_add(moved);
-                                    }
-                                }
+                                wrap_chunk(x, images, a, l[a]);
                             }
                         }
                     }
-                    let finite = pos
-                        .iter()
-                        .chain(&vel)
-                        .all(|c| c.iter().fold(true, |ok, x| ok & x.is_finite()));
+                    let finite = pos.iter().chain(&vel).all(|c| all_finite(c));
                     let moved = match (watch, reference, p.drift) {
                         (Some((limit2, scale)), Some(reference), Some(_)) => {
                             (0..at.len()).any(|i| {
