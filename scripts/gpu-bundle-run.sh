@@ -5,6 +5,7 @@
 # `timeout`; a failed step is recorded and the rest still run.
 #
 #   DIR/run.sh REPORT_DIR [quick]     # quick: skip the long bench and the block sweep
+#   BUNDLE_SECTIONS="4 5 8" DIR/run.sh REPORT_DIR   # only those sections (and 1, the device)
 #
 # With the device tool (its working tree is this checkout; carry the archive):
 #   run(command='tar -xJf .gpubundle.tar.xz && .gpubundle/run.sh $OUT/r >$OUT/run.log 2>&1;
@@ -32,8 +33,14 @@ failed=()
   echo "Bundle: $(cat "$(dirname "$bin")/COMMIT" 2>/dev/null)."
 } >"$report"
 section() { printf '\n## %s\n\n' "$1" >>"$report"; echo "gpu-bundle: $1 ($SECONDS s)"; }
-# Whether the budget is spent (then the section is recorded as skipped).
+# Whether the section is to be skipped: not among BUNDLE_SECTIONS (a list of
+# section numbers, e.g. "4 5 8" for a second, shorter call; unset: all), or
+# the budget is spent (then it is recorded as a failure to skip).
 spent() {
+  if [ -n "${BUNDLE_SECTIONS:-}" ] && ! [[ " $BUNDLE_SECTIONS " == *" ${1#section } "* ]]; then
+    echo "skipped: not among BUNDLE_SECTIONS ($BUNDLE_SECTIONS)" >>"$report"
+    return 0
+  fi
   [ $SECONDS -lt "$budget" ] && return 1
   echo "skipped: the bundle's budget of $budget s is spent ($SECONDS s)" >>"$report"
   failed+=("$1 (skipped: budget)")
@@ -63,8 +70,10 @@ record 120 warm "$bin/nbody_tiled" --backend cuda --n 4096 --steps 2 --no-energy
 
 section "2. Same-card peers (issue 23 items 2 and 5): ours, the cuda-samples nbody kernels, Numba CUDA"
 # Also alone: scripts/gpu/peers.sh BIN_DIR OUT_DIR (about 2 minutes).
+if ! spent "section 2"; then
 record 400 peers scripts/gpu/peers.sh "$bin" "$out/peers"
 [ -f "$out/peers/peers.md" ] && cat "$out/peers/peers.md" >>"$report"
+fi
 
 section "3. Lennard-Jones (issue 23 goals): safe rebuilds against a fixed interval, 32,000 and 4,000,000 atoms"
 # in.lj, --thermo 0 (a thermo line only at the start and the end), CUDA events

@@ -9,6 +9,10 @@
 #      (gpu_bits and md_gpu with NBODY_RECORD_GPU_BITS) -> nbody-host/tests/data/h200/*.txt;
 #   2. the driver's answers to PTX versions, targets, .reqntid/.maxntid launches and the NaN bits
 #      of f32/f64 operations (jit_probe.py) -> softcuda-driver/tests/data/h200_jit_probe.json;
+#      and its answers to calls made during an open stream capture (capture_probe.py: cuCtxSynchronize,
+#      cuMemAlloc, a legacy-stream read, per capture mode and thread; the software device's rules in
+#      softcuda-driver/src/graph.rs are partly inferred) -> softcuda-driver/tests/data/h200_capture_probe.json,
+#      then `scripts/with-softcuda.sh python3 scripts/gpu/capture_probe.py --compare THAT.json`;
 #   3. sqrt/ex2/lg2/sin/cos.approx tables and statistics (capture_mufu.py, numpy) -> ../shared
 #      or docs (the npz is too large for the repository as it is: softcuda refuses these
 #      instructions until a model of them is committed);
@@ -41,6 +45,8 @@ step 120 md_bits env NBODY_RECORD_GPU_BITS="$out/h200" "$bin/md_gpu" \
 
 # 2. The driver's answers.
 step 60 jit_probe python3 "$here/jit_probe.py" "$out/h200_jit_probe.json"
+# Calls made during an open stream capture (the software device's capture rules, partly inferred).
+step 60 capture_probe python3 "$here/capture_probe.py" "$out/h200_capture_probe.json"
 
 # 3. The other approximate instructions (tables, every 16th chunk of 2^25 inputs, at most
 #    MUFU_BUDGET_S seconds of sweep, default 240).
