@@ -141,8 +141,11 @@ cargo build -q --release -p grape6
 $sc cc -std=c11 -O2 -Wall -Wextra -Wpedantic -Werror -ffp-contract=off -Igrape6/include \
   grape6/tests/c/plummer.c -Ltarget/grape6/cuda -lgrape6 -Wl,-rpath,"$root/target/grape6/cuda" \
   -lm -o target/grape6/cuda/plummer
+# -p nbody-host beside -p grape6: the features of the suites above, so their
+# test build of nbody-host --features cuda (and 18 dependencies) is reused; it
+# adds nbody-host's tests/api.rs, where no test matches the filter.
 SOFTCUDA_SCHEDULE=deterministic GRAPE6_TEST_CUDA=1 \
-  $sc cargo test -q -p grape6 --features cuda --test api the_gpu_kernels -- --nocapture
+  $sc cargo test -q -p grape6 -p nbody-host --features cuda --test api the_gpu_kernels -- --nocapture
 for precision in f64 mixed; do
   SOFTCUDA_SCHEDULE=deterministic GRAPE6_QUIET=1 GRAPE6_BACKEND=cuda GRAPE6_PRECISION=$precision \
     GRAPE6_NPIPES=48 $sc target/grape6/cuda/plummer nbody-host/tests/data/plummer512.npy \

@@ -33,7 +33,8 @@ fi
 check=scripts/peers/trajectory_check.py
 
 echo "== tests/trajectory_peer.rs: library-written trajectories, MDAnalysis and LAMMPS"
-NBODY_TRAJECTORY_PYTHON=$py cargo test -q -p nbody-host --test trajectory_peer -- --ignored
+# --workspace: the features (and test build) of `cargo test --workspace`.
+NBODY_TRAJECTORY_PYTHON=$py cargo test -q --workspace --test trajectory_peer -- --ignored
 
 echo "== lj_melt --dump/--rdf/--msd at $cells^3 cells"
 cargo build --release -q --example lj_melt

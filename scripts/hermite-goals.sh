@@ -24,7 +24,9 @@ d = np.abs(a[:, :3] - b[:, :3]).max()
 print(f"regenerated IAS15 positions differ from the committed ones by {d:.1e}")
 sys.exit(0 if d <= 1e-12 else 1)
 PY
-cargo test --release -p nbody-host --test hermite_goals -- --nocapture 2>&1 | grep -E "plummer512|test result"
+# The test profile and --workspace: the test binary `cargo test --workspace`
+# (README, .ci/run) builds, so CI compiles nothing more here.
+cargo test --workspace --test hermite_goals -- --nocapture 2>&1 | grep -E "plummer512|test result"
 if [ "${1:-}" = "--speed" ]; then
   cargo build -q --release --example hermite_pips
   for _ in 1 2 3; do
