@@ -499,6 +499,10 @@ pub unsafe fn ghost_place<E: Exec>(
 /// `pos` holds `n + gcap` elements, `src` and `shift` `gcap`, every
 /// `src[g] < n` for the last build's ghosts, `status` [`STATUS_WORDS`];
 /// launched with [`shape::per_body`](crate::shape::per_body)`(gcap, ..)`.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one argument per PTX kernel parameter"
+)]
 pub unsafe fn ghost_update<E: Exec>(
     e: &E,
     pos: Global<Vec4>,
