@@ -17,7 +17,13 @@
 //! - global memory: for every warp-level request, the distinct 32-byte
 //!   sectors its lanes touch (coalescing), loads apart (what ncu's
 //!   `l1tex__t_sectors_pipe_lsu_mem_global_op_ld` counts), stores, and
-//!   atomics and reductions (`..._op_atom` + `..._op_red`).
+//!   atomics and reductions (`..._op_atom` + `..._op_red`). A reduction
+//!   (`red`) costs its distinct sectors; an atomic that returns the old
+//!   value (`atom`) is serialised on a repeated address: pass `k` serves
+//!   the `k`-th lane of every address, and each pass costs its distinct
+//!   sectors (`nbody_md_bin` on the H200: 16 lanes on each of 2 counters
+//!   in one sector, 16 sectors a warp, 128 in all as ncu counts them, not
+//!   1 a warp; docs/gpu/ncu-issue24/README.md).
 //!
 //! On an SM, four schedulers issue one warp-instruction each per clock and
 //! the shared pipeline delivers one wavefront per clock, so a kernel's
@@ -112,8 +118,11 @@ pub enum Access {
     Load,
     /// `st`
     Store,
-    /// `atom`, `red`
+    /// `red`, and an `atom` whose lanes all hit distinct addresses
     Atomic,
+    /// `atom` (returns the old value): lanes on the same address take one
+    /// pass each ([`atomic_return_sectors`])
+    AtomicReturn,
 }
 
 impl Stats {
@@ -125,6 +134,11 @@ impl Stats {
             self.shared_wavefronts += shared_wavefronts(shared, bytes);
         }
         if !global.is_empty() {
+            if access == Access::AtomicReturn {
+                self.global_atomic_requests += 1;
+                self.global_atomic_sectors += atomic_return_sectors(global, bytes);
+                return;
+            }
             let sectors = global_sectors(global, bytes);
             if access == Access::Atomic {
                 self.global_atomic_requests += 1;
@@ -249,6 +263,35 @@ pub fn global_sectors(addrs: &[u64], bytes: u32) -> u64 {
     1 + sectors.windows(2).filter(|w| w[0] != w[1]).count() as u64
 }
 
+/// Sectors of one warp-level `atom` with addresses `addrs` (one per lane,
+/// in lane order): lanes on the same address are served one per pass, pass
+/// `k` taking the `k`-th lane of every distinct address, and each pass
+/// costs the distinct sectors it touches. Distinct addresses: one pass,
+/// [`global_sectors`].
+pub fn atomic_return_sectors(addrs: &[u64], bytes: u32) -> u64 {
+    // (address, rank among the lanes on that address), at most 32.
+    let mut ranked = [(0u64, 0u32); 32];
+    let n = addrs.len().min(32);
+    for (i, &a) in addrs[..n].iter().enumerate() {
+        let rank = addrs[..i].iter().filter(|&&b| b == a).count() as u32;
+        ranked[i] = (a, rank);
+    }
+    let passes = ranked[..n].iter().map(|&(_, r)| r + 1).max().unwrap_or(0);
+    let mut pass = [0u64; 32];
+    (0..passes)
+        .map(|k| {
+            let mut m = 0;
+            for &(a, r) in &ranked[..n] {
+                if r == k {
+                    pass[m] = a;
+                    m += 1;
+                }
+            }
+            global_sectors(&pass[..m], bytes)
+        })
+        .sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -299,6 +342,31 @@ mod tests {
         assert_eq!((s.global_load_requests, s.global_load_sectors), (1, 16));
         assert_eq!((s.global_atomic_requests, s.global_atomic_sectors), (1, 1));
         assert_eq!((s.shared_requests, s.shared_wavefronts), (1, 2));
+    }
+
+    #[test]
+    fn atomics_returning_values_take_a_pass_per_lane_on_an_address() {
+        // Distinct addresses: one pass, the distinct sectors.
+        let distinct: Vec<u64> = (0..32).map(|l| 4096 + 4 * l).collect();
+        assert_eq!(atomic_return_sectors(&distinct, 4), 4);
+        // nbody_md_bin: 16 lanes on each of two counters in one sector.
+        let two: Vec<u64> = (0..32).map(|l| 4096 + 4 * (l / 16)).collect();
+        assert_eq!(atomic_return_sectors(&two, 4), 16);
+        // Every lane on one address: 32 passes; one lane: one.
+        assert_eq!(atomic_return_sectors(&[4096; 32], 4), 32);
+        assert_eq!(atomic_return_sectors(&[4096], 4), 1);
+        // Two addresses in different sectors, 3 and 1 lanes: passes of
+        // 2, 1 and 1 sectors.
+        assert_eq!(atomic_return_sectors(&[0, 64, 0, 0], 4), 4);
+        // A `red` on the same addresses still costs its distinct sectors.
+        let mut s = Stats::default();
+        s.request(&[], &two, 4, Access::Atomic);
+        s.request(&[], &two, 4, Access::AtomicReturn);
+        assert_eq!(
+            (s.global_atomic_requests, s.global_atomic_sectors),
+            (2, 1 + 16)
+        );
+        assert_eq!(s.global_requests, 0);
     }
 
     #[test]

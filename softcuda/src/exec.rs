@@ -1509,12 +1509,13 @@ fn exec_atom(
             Loc::Local(_) => {}
         }
     }
-    env.stats.request(
-        &shared_acc[..ns],
-        &global_acc[..ng],
-        len,
-        account::Access::Atomic,
-    );
+    let access = if dst == Dst::Sink {
+        account::Access::Atomic
+    } else {
+        account::Access::AtomicReturn
+    };
+    env.stats
+        .request(&shared_acc[..ns], &global_acc[..ng], len, access);
     Ok(())
 }
 

@@ -62,6 +62,17 @@ pub trait Row<R> {
     /// index of the coefficient table; one outside it (or NaN) reads a word
     /// of the table, never memory beyond it.
     fn data(&self, at: R) -> R;
+    /// Words `at` and `at + 1` of the run's data, each [`Row::data`]'s
+    /// where `at + 1` is in the table (a segment's two words: the host's
+    /// AVX-512 loops read them with one 64-bit gather per lane, not two
+    /// gathers).
+    #[inline(always)]
+    fn data_pair(&self, at: R) -> (R, R)
+    where
+        R: Lane,
+    {
+        (self.data(at), self.data(at + at.lit(1.0)))
+    }
 }
 
 /// A row in `f32` with the run's data as a slice: how the host evaluates a

@@ -80,7 +80,38 @@ pub(crate) trait Lanes: Simd + Lane {
     /// The integer-valued lanes as indices, each clamped to `bound - 1`
     /// (`bound >= 1`; negatives and NaN clamp too): a table's words.
     fn to_idx(self, bound: u32) -> Self::Idx;
+
+    /// `(base[at], base[at + 1])` for the integer-valued lanes `at` (a
+    /// table's segment), each clamped as [`Lanes::to_idx`] clamps (panics
+    /// if `base` is empty). AVX-512 reads each lane's two words with one
+    /// 64-bit gather (8 lanes per instruction, not 16 per word), clamping
+    /// `at` to `len - 2`: a lane outside the table reads other words of it.
+    #[inline(always)]
+    fn gather_pair(cap: Self::Cap, base: &[f32], at: Self) -> (Self, Self) {
+        let n = base.len() as u32;
+        let one = at.lit(1.0);
+        (
+            Self::gather(cap, base, at.to_idx(n)),
+            Self::gather(cap, base, (at + one).to_idx(n)),
+        )
+    }
+
+    /// Lane `k` is `vs[k].sum()`, bit for bit (`vs` holds `LANES` vectors):
+    /// the sums of several bodies' force vectors reduced together, which
+    /// AVX-512 does in one transposing tree of the same additions (15
+    /// shuffle-and-add steps for 16 sums, not 16 x 4 of each).
+    #[inline(always)]
+    fn sums(vs: &[Self]) -> Self {
+        let mut s = [0f32; MAX_LANES];
+        for (s, v) in s.iter_mut().zip(&vs[..Self::LANES]) {
+            *s = v.sum();
+        }
+        Self::load(vs[0].cap(), &s)
+    }
 }
+
+/// The most lanes a vector type has (AVX-512's 16).
+pub(crate) const MAX_LANES: usize = 16;
 
 impl Lanes for f32 {
     type Idx = u32;
@@ -198,6 +229,83 @@ mod x86 {
                 _mm512_min_epu32(at, _mm512_set1_epi32((bound - 1) as i32))
             };
             Idx16 { v, bound }
+        }
+
+        #[inline(always)]
+        fn sums(vs: &[Self]) -> Self {
+            let v: &[Self; 16] = vs.try_into().expect("16 vectors");
+            let cap = v[0].cap();
+            // SAFETY: see above (register operations only).
+            let out = unsafe {
+                // The additions of `_mm512_reduce_add_ps`, in its order
+                // (lane k with k + 8, then k + 4, k + 2, k + 1; an IEEE sum
+                // is commutative), for 16 vectors at once. Level 1: pairs of
+                // vectors, each 256-bit half one vector's `k + 8` sums.
+                let l1: [__m512; 8] = core::array::from_fn(|p| {
+                    let (a, b) = (v[2 * p].raw(), v[2 * p + 1].raw());
+                    _mm512_add_ps(
+                        _mm512_shuffle_f32x4::<0x44>(a, b),
+                        _mm512_shuffle_f32x4::<0xEE>(a, b),
+                    )
+                });
+                // Level 2: each 128-bit quarter one vector's `k + 4` sums
+                // (vectors 4p..4p + 4 in order).
+                let l2: [__m512; 4] = core::array::from_fn(|p| {
+                    let (a, b) = (l1[2 * p], l1[2 * p + 1]);
+                    _mm512_add_ps(
+                        _mm512_shuffle_f32x4::<0x88>(a, b),
+                        _mm512_shuffle_f32x4::<0xDD>(a, b),
+                    )
+                });
+                // Level 3: quarter q holds vectors 8p + q and 8p + 4 + q's
+                // `k + 2` sums, two lanes each.
+                let l3: [__m512; 2] = core::array::from_fn(|p| {
+                    let (a, b) = (_mm512_castps_pd(l2[2 * p]), _mm512_castps_pd(l2[2 * p + 1]));
+                    _mm512_add_ps(
+                        _mm512_castpd_ps(_mm512_unpacklo_pd(a, b)),
+                        _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)),
+                    )
+                });
+                // Level 4: lane 4q + r holds vector q + 4r's sum.
+                let (a, b) = (l3[0], l3[1]);
+                let l4 = _mm512_add_ps(
+                    _mm512_shuffle_ps::<0b10_00_10_00>(a, b),
+                    _mm512_shuffle_ps::<0b11_01_11_01>(a, b),
+                );
+                let order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+                _mm512_permutexvar_ps(order, l4)
+            };
+            F32x16::from_raw(cap, out)
+        }
+
+        #[inline(always)]
+        fn gather_pair(cap: Self::Cap, base: &[f32], at: Self) -> (Self, Self) {
+            if base.len() < 2 {
+                let w = Self::gather(cap, base, at.to_idx(base.len() as u32));
+                return (w, w);
+            }
+            // Every lane <= len - 2: both words within `base`.
+            let idx = at.to_idx(base.len() as u32 - 1);
+            // SAFETY: see above; each lane reads the 8 bytes at `base[idx]`,
+            // `idx + 1 < base.len()` (unaligned gathers are allowed).
+            let (f, g) = unsafe {
+                let p = base.as_ptr().cast::<f64>();
+                let lo =
+                    _mm512_castpd_ps(_mm512_i32gather_pd::<4>(_mm512_castsi512_si256(idx.v), p));
+                let hi = _mm512_castpd_ps(_mm512_i32gather_pd::<4>(
+                    _mm512_extracti64x4_epi64::<1>(idx.v),
+                    p,
+                ));
+                let even =
+                    _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+                let odd =
+                    _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+                (
+                    _mm512_permutex2var_ps(lo, even, hi),
+                    _mm512_permutex2var_ps(lo, odd, hi),
+                )
+            };
+            (F32x16::from_raw(cap, f), F32x16::from_raw(cap, g))
         }
 
         #[inline(always)]

@@ -113,33 +113,46 @@ impl Grid {
     /// offset (see the module documentation), in increasing offset; no
     /// allocation (the list build asks once per cell, and a `Vec` each cost
     /// more than listing a short-range cell's bodies).
+    /// (No division: the list build asks per cell, and a division costs
+    /// tens of cycles.) Each carries its wrap too: with 3 or more periodic
+    /// layers, `-1` for the layer below layer 0 (the last: its bodies are
+    /// a box length too high, seen from layer 0), `+1` for the layer above
+    /// the last (layer 0), else 0.
     fn axis(&self, d: usize, l: usize) -> Axis {
         let n = self.dims[d];
         let mut a = Axis::default();
         match (self.periodic, n) {
-            (_, 1) => a.push(l, 0),
+            (_, 1) => a.push(l, 0, 0),
             (true, 2) => {
                 let other = 1 - l;
                 if other > l {
-                    a.push(l, 0);
-                    a.push(other, 1);
+                    a.push(l, 0, 0);
+                    a.push(other, 1, 0);
                 } else {
-                    a.push(other, -1);
-                    a.push(l, 0);
+                    a.push(other, -1, 0);
+                    a.push(l, 0, 0);
                 }
             }
             (true, _) => {
-                a.push((l + n - 1) % n, -1);
-                a.push(l, 0);
-                a.push((l + 1) % n, 1);
+                if l == 0 {
+                    a.push(n - 1, -1, -1);
+                } else {
+                    a.push(l - 1, -1, 0);
+                }
+                a.push(l, 0, 0);
+                if l + 1 == n {
+                    a.push(0, 1, 1);
+                } else {
+                    a.push(l + 1, 1, 0);
+                }
             }
             (false, _) => {
                 if l > 0 {
-                    a.push(l - 1, -1);
+                    a.push(l - 1, -1, 0);
                 }
-                a.push(l, 0);
+                a.push(l, 0, 0);
                 if l + 1 < n {
-                    a.push(l + 1, 1);
+                    a.push(l + 1, 1, 0);
                 }
             }
         }
@@ -161,25 +174,70 @@ impl Grid {
     /// every neighbouring cell whose offset `(z, y, x)` is lexicographically
     /// positive (not the cell itself); else every neighbouring cell, itself
     /// included (the full stencil of full lists); each once, in a fixed order.
+    #[cfg(test)]
     pub fn stencil_into(&self, cell: usize, forward: bool, out: &mut Vec<usize>) {
-        let [cx, cy, cz] = self.coords(cell);
-        let (ax, ay, az) = (self.axis(0, cx), self.axis(1, cy), self.axis(2, cz));
         out.clear();
-        for &(lz, oz) in az.as_slice() {
-            for &(ly, oy) in ay.as_slice() {
-                for &(lx, ox) in ax.as_slice() {
+        self.stencil_at(self.coords(cell), forward, |c, _| out.push(c));
+    }
+
+    /// `visit(cell, wrap)` for each cell of the stencil of the cell at
+    /// `here` (its coordinates), in [`Grid::stencil_into`]'s order; `wrap`
+    /// per axis as [`Grid::axis`] gives it.
+    #[inline]
+    fn stencil_at(&self, here: [usize; 3], forward: bool, mut visit: impl FnMut(usize, [i8; 3])) {
+        let [cx, cy, cz] = here;
+        let (ax, ay, az) = (self.axis(0, cx), self.axis(1, cy), self.axis(2, cz));
+        for &(lz, oz, wz) in az.as_slice() {
+            for &(ly, oy, wy) in ay.as_slice() {
+                for &(lx, ox, wx) in ax.as_slice() {
                     if !forward || (oz, oy, ox) > (0, 0, 0) {
-                        out.push((lz * self.dims[1] + ly) * self.dims[0] + lx);
+                        visit((lz * self.dims[1] + ly) * self.dims[0] + lx, [wx, wy, wz]);
                     }
                 }
             }
         }
     }
 
+    /// The stencil of the cell at `here` (its coordinates, which the list
+    /// build steps through without dividing) as runs `(first, last, wrap)`
+    /// of consecutive cells, as [`Grid::runs_into`] makes them, into `out`
+    /// (cleared first); `wrap` is the run's first cell's, per axis: `-1`
+    /// where its bodies' near images are a box length lower, `+1` higher
+    /// (a periodic axis of 3 or more cells, across the wrap), else 0.
+    pub fn stencil_runs_into(
+        &self,
+        here: [usize; 3],
+        forward: bool,
+        out: &mut Vec<(usize, usize, [i8; 3])>,
+    ) {
+        out.clear();
+        self.stencil_at(here, forward, |c, wrap| match out.last_mut() {
+            Some((_, last, _)) if *last + 1 == c => *last = c,
+            _ => out.push((c, c, wrap)),
+        });
+    }
+
+    /// The coordinates after `here` in cell order (x fastest).
+    #[inline]
+    pub fn step_coords(&self, here: [usize; 3]) -> [usize; 3] {
+        let [mut x, mut y, mut z] = here;
+        x += 1;
+        if x == self.dims[0] {
+            x = 0;
+            y += 1;
+            if y == self.dims[1] {
+                y = 0;
+                z += 1;
+            }
+        }
+        [x, y, z]
+    }
+
     /// `cells` (a stencil, in its order) as runs of consecutive cells
     /// `(first, last)` into `runs` (cleared first): cells next to each other
     /// along x are next to each other in memory, so a stencil of 27 cells
     /// is about 9 runs.
+    #[cfg(test)]
     pub fn runs_into(cells: &[usize], runs: &mut Vec<(usize, usize)>) {
         runs.clear();
         for &c in cells {
@@ -196,25 +254,26 @@ impl Grid {
         self.axis(2, l)
             .as_slice()
             .iter()
-            .find(|&&(_, o)| o > 0)
-            .map(|&(m, _)| m)
+            .find(|&&(_, o, _)| o > 0)
+            .map(|&(m, _, _)| m)
     }
 }
 
 /// Up to three neighbouring layers along an axis, with their offsets.
 #[derive(Clone, Copy, Default)]
 struct Axis {
-    items: [(usize, i8); 3],
+    /// Layer, offset, wrap.
+    items: [(usize, i8, i8); 3],
     len: usize,
 }
 
 impl Axis {
-    fn push(&mut self, layer: usize, offset: i8) {
-        self.items[self.len] = (layer, offset);
+    fn push(&mut self, layer: usize, offset: i8, wrap: i8) {
+        self.items[self.len] = (layer, offset, wrap);
         self.len += 1;
     }
 
-    fn as_slice(&self) -> &[(usize, i8)] {
+    fn as_slice(&self) -> &[(usize, i8, i8)] {
         &self.items[..self.len]
     }
 }
@@ -296,6 +355,52 @@ mod tests {
         let open = Grid::open([-5.0, 0.0, 0.0], [5.0, 0.5, 3.1], 1.0, 1000);
         assert_eq!(open.dims, [9, 1, 3]);
         assert_eq!(open.cell_of([5.0, 0.5, 3.1]), open.len() - 1);
+    }
+
+    /// The runs the list build takes ([`Grid::stencil_runs_into`], with
+    /// coordinates stepped, not divided) are the stencil's runs, and each
+    /// run's wrap is the sign of the box length between its first cell and
+    /// the centre cell (what the build computed from their coordinates
+    /// before), for every cell of grids of 1 to 5 cells per axis.
+    #[test]
+    fn stencil_runs_are_the_stencils_runs_with_their_wraps() {
+        for periodic in [true, false] {
+            for dims in
+                (1..=5).flat_map(|x| (1..=4).flat_map(move |y| (1..=5).map(move |z| [x, y, z])))
+            {
+                let g = Grid {
+                    dims,
+                    origin: [0.0; 3],
+                    inv_width: [1.0; 3],
+                    periodic,
+                };
+                let (mut cells, mut runs, mut got) = (Vec::new(), Vec::new(), Vec::new());
+                let mut here = g.coords(0);
+                for cell in 0..g.len() {
+                    assert_eq!(here, g.coords(cell));
+                    for forward in [true, false] {
+                        g.stencil_into(cell, forward, &mut cells);
+                        Grid::runs_into(&cells, &mut runs);
+                        g.stencil_runs_into(here, forward, &mut got);
+                        let want: Vec<_> = runs
+                            .iter()
+                            .map(|&(a, b)| {
+                                let there = g.coords(a);
+                                let wrap =
+                                    [0, 1, 2].map(|k| match there[k] as i64 - here[k] as i64 {
+                                        d if d > 1 => -1,
+                                        d if d < -1 => 1,
+                                        _ => 0,
+                                    });
+                                (a, b, wrap)
+                            })
+                            .collect();
+                        assert_eq!(got, want, "{dims:?} periodic {periodic} cell {cell}");
+                    }
+                    here = g.step_coords(here);
+                }
+            }
+        }
     }
 
     #[test]

@@ -84,38 +84,55 @@ pub(crate) struct Lists {
     pub half: bool,
 }
 
-/// The order of a build: `order[new] = old` slot, and where each cell starts.
+/// The order of a build: `order[new] = old` slot, and where each cell
+/// starts; kept by the engine from build to build, so that a rebuild
+/// refills these vectors within their capacity instead of allocating (and
+/// the kernel zeroing) fresh pages each time.
+#[derive(Debug, Default)]
 pub(crate) struct Order {
     /// The new order of the slots.
     pub order: Vec<u32>,
     /// `cells + 1` starts, in the new order.
     pub cell_start: Vec<usize>,
+    /// Each slot's cell.
+    keys: Vec<u32>,
+    /// Where the next body of each cell goes.
+    next: Vec<usize>,
 }
 
 /// Bins the bodies (slots `0..n` of `x, y, z`; `by_user[u]` is the slot of
-/// user index `u`) and sorts them by `(cell, user index)`.
-pub(crate) fn sort(grid: &Grid, x: &[f32], y: &[f32], z: &[f32], by_user: &[u32]) -> Order {
+/// user index `u`) and sorts them by `(cell, user index)` into `out`.
+pub(crate) fn sort(grid: &Grid, x: &[f32], y: &[f32], z: &[f32], by_user: &[u32], out: &mut Order) {
     let n = by_user.len();
-    let keys: Vec<u32> = (0..n)
-        .into_par_iter()
+    let Order {
+        order,
+        cell_start,
+        keys,
+        next,
+    } = out;
+    keys.clear();
+    keys.resize(n, 0);
+    keys.par_iter_mut()
+        .enumerate()
         .with_min_len(4096)
-        .map(|s| grid.cell_of([x[s], y[s], z[s]]) as u32)
-        .collect();
-    let mut cell_start = vec![0usize; grid.len() + 1];
-    for &k in &keys {
+        .for_each(|(s, k)| *k = grid.cell_of([x[s], y[s], z[s]]) as u32);
+    cell_start.clear();
+    cell_start.resize(grid.len() + 1, 0);
+    for &k in keys.iter() {
         cell_start[k as usize + 1] += 1;
     }
     for c in 0..grid.len() {
         cell_start[c + 1] += cell_start[c];
     }
-    let mut next = cell_start.clone();
-    let mut order = vec![0u32; n];
+    next.clear();
+    next.extend_from_slice(cell_start);
+    order.clear();
+    order.resize(n, 0);
     for &slot in by_user {
         let c = keys[slot as usize] as usize;
         order[next[c]] = slot;
         next[c] += 1;
     }
-    Order { order, cell_start }
 }
 
 /// The lists of bodies already in cell order (`pos` holds the `n` bodies
@@ -190,25 +207,22 @@ pub(crate) fn lists(
             // Buffers reused from cell to cell (allocations per cell cost
             // more than a short-range cell's lists).
             let mut runs = Vec::with_capacity(27);
-            let (mut stencil, mut cell_runs) = (Vec::with_capacity(27), Vec::with_capacity(27));
+            let mut cell_runs = Vec::with_capacity(27);
+            // The cell's coordinates, stepped along (no division per cell).
+            let mut here = grid.coords(t * per_task);
             for cell in t * per_task..(t + 1) * per_task {
                 let (lo, hi) = (cell_start[cell], cell_start[cell + 1]);
-                grid.stencil_into(cell, half, &mut stencil);
-                Grid::runs_into(&stencil, &mut cell_runs);
+                grid.stencil_runs_into(here, half, &mut cell_runs);
+                here = grid.step_coords(here);
                 runs.clear();
-                let here = grid.coords(cell);
-                runs.extend(cell_runs.iter().map(|&(a, b)| {
+                runs.extend(cell_runs.iter().map(|&(a, b, wrap)| {
                     let start = cell_start[a];
-                    let there = grid.coords(a);
                     // Across a face the neighbour cell's bodies are a box
                     // length away: x_j + L (or - L) is the near image.
-                    let image = [0, 1, 2].map(|k| {
-                        let (d, l) = (there[k] as i64 - here[k] as i64, c.lengths[k]);
-                        match d {
-                            d if d > 1 => -l,
-                            d if d < -1 => l,
-                            _ => 0.0,
-                        }
+                    let image = [0, 1, 2].map(|k| match wrap[k] {
+                        -1 => -c.lengths[k],
+                        1 => c.lengths[k],
+                        _ => 0.0,
                     });
                     Run {
                         start,

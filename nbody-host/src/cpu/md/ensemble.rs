@@ -7,7 +7,8 @@
 //! over fixed chunks (the sums of a chunk in order, the chunks' in order:
 //! the same bits on any number of threads):
 //!
-//! 1. the thermostat's (and barostat's) velocity scaling, the half kick,
+//! 1. the last step's end-of-step scaling (3., deferred), the thermostat's
+//!    (and barostat's) velocity scaling, the half kick,
 //!    the barostat's half-step dilation of positions, the drift, the second
 //!    dilation, the wrap into the new box;
 //! 2. after the forces: Langevin's friction and random force (from the
@@ -15,9 +16,12 @@
 //!    scaling, and the sums the thermostat needs (`sum m v^2`, and Langevin's
 //!    `sum F . v`);
 //! 3. the end-of-step thermostat scaling (Nosé–Hoover, rescaling), which
-//!    depends on pass 2's kinetic energy: a pass of its own, so that every
-//!    step ends with the velocities it reports (a run resumed from a
-//!    checkpoint then continues bit-identically).
+//!    depends on pass 2's kinetic energy. Within a call it is the next
+//!    step's first multiply of pass 1 (the same two roundings, one pass
+//!    fewer: NVT then makes as many passes per step as NVE); after a call's
+//!    last step it is a pass of its own, so that every call ends with the
+//!    velocities it reports (a run resumed from a checkpoint then continues
+//!    bit-identically).
 //!
 //! Between them the scalar updates of `gpu_kernels::ensemble`, in `f64`.
 
@@ -26,6 +30,7 @@ use std::time::Instant;
 use gpu_kernels::ensemble::{self, NoseHoover, langevin_uniforms};
 use rayon::prelude::*;
 
+use super::integrate::{all_finite, wrap_chunk};
 use super::{CHUNK, MdEngine};
 use crate::engine::Divergence;
 use crate::error::Result;
@@ -64,6 +69,9 @@ struct Fresh {
 /// What one pass does to every atom, in this order.
 #[derive(Clone, Copy)]
 struct Pass {
+    /// `v *= pre_scale` first (1: nothing): the last step's end-of-step
+    /// scaling, deferred into this pass.
+    pre_scale: f32,
     /// `v *= scale` (1: nothing).
     scale: f32,
     /// Langevin: new `a_L = -v / damp + amp / sqrt(m) u` from `v` (stored).
@@ -84,6 +92,7 @@ struct Pass {
 impl Pass {
     fn new() -> Pass {
         Pass {
+            pre_scale: 1.0,
             scale: 1.0,
             fresh: None,
             kick: None,
@@ -104,11 +113,6 @@ struct Found {
     moved: bool,
     mv2: f64,
     work: f64,
-}
-
-/// `x` wrapped into `[0, l)` and the lengths it moved by (as the NVE pass).
-fn wrap(x: f32, l: f32) -> (f32, i32) {
-    super::integrate::wrap(x, l)
 }
 
 impl MdEngine {
@@ -258,9 +262,12 @@ impl MdEngine {
                     let at = k * CHUNK..k * CHUNK + x.len();
                     let (mut pos, mut vel) = ([x, y, z], [u, v, w]);
                     let mut lang = [ax, ay, az];
-                    if p.scale != 1.0 {
-                        for v in &mut vel {
-                            v.iter_mut().for_each(|v| *v *= p.scale);
+                    // Two roundings, as two passes made them.
+                    for f in [p.pre_scale, p.scale] {
+                        if f != 1.0 {
+                            for v in &mut vel {
+                                v.iter_mut().for_each(|v| *v *= f);
+                            }
                         }
                     }
                     if let (Some(f), true) = (p.fresh, has_lang) {
@@ -302,18 +309,11 @@ impl MdEngine {
                                 x.iter_mut().for_each(|x| *x *= p.dilate);
                             }
                             if let Some(l) = lengths {
-                                for (x, image) in x.iter_mut().zip(images.iter_mut()) {
-                                    let (wrapped, moved) = wrap(*x, l[a]);
-                                    *x = wrapped;
-                                    image[a] = image[a].wrapping_add(moved);
-                                }
+                                wrap_chunk(x, images, a, l[a]);
                             }
                         }
                     }
-                    let finite = pos
-                        .iter()
-                        .chain(&vel)
-                        .all(|c| c.iter().all(|x| x.is_finite()));
+                    let finite = pos.iter().chain(&vel).all(|c| all_finite(c));
                     let moved = match (watch, reference, p.drift) {
                         (Some((limit2, scale)), Some(reference), Some(_)) => {
                             (0..at.len()).any(|i| {
@@ -416,6 +416,10 @@ impl MdEngine {
     pub(super) fn step_ensemble(&mut self, steps: u64) -> Result<Option<Divergence>> {
         let dt = self.params.dt();
         let dt64 = dt as f64;
+        // The last step's end-of-step scaling, not yet applied: it is
+        // folded into the next step's first pass (one pass fewer per step),
+        // and applied by a pass of its own only after a call's last step.
+        let mut pending = 1.0f64;
         for s in 1..=steps {
             if let Some(nbr) = &mut self.nbr {
                 nbr.since_build += 1;
@@ -425,6 +429,7 @@ impl MdEngine {
             let step = run.state.steps + 1;
             // Pass 1: LAMMPS's initial_integrate.
             let mut first = Pass::new();
+            first.pre_scale = std::mem::replace(&mut pending, 1.0) as f32;
             first.kick = Some(0.5 * dt);
             first.drift = Some(dt);
             first.langevin = !run.lang[0].is_empty();
@@ -527,10 +532,15 @@ impl MdEngine {
             }
             run.state.steps = step;
             if last != 1.0 {
-                // Pass 3: the end-of-step scaling.
-                let mut third = Pass::new();
-                third.scale = last as f32;
-                self.pass(third, None);
+                if s < steps && found.finite {
+                    pending = last;
+                } else {
+                    // Pass 3: the end-of-step scaling, so that the call
+                    // ends with the velocities it reports.
+                    let mut third = Pass::new();
+                    third.scale = last as f32;
+                    self.pass(third, None);
+                }
             }
             self.stats.integrate_seconds += t.elapsed().as_secs_f64();
             if !found.finite {

@@ -31,6 +31,26 @@ pub(super) fn wrap(x: f32, l: f32) -> (f32, i32) {
     (w, k as i32)
 }
 
+/// Axis `a` of a chunk's coordinates `x` wrapped into `[0, l)`, the box
+/// lengths moved counted in `images`. Most chunks have no body to wrap: the
+/// test folds without short cuts, so that it vectorises (false for NaN too).
+pub(super) fn wrap_chunk(x: &mut [f32], images: &mut [[i32; 3]], a: usize, l: f32) {
+    let inside = x.iter().fold(true, |ok, &x| ok & (x >= 0.0) & (x < l));
+    if !inside {
+        for (x, image) in x.iter_mut().zip(images.iter_mut()) {
+            let (wrapped, moved) = wrap(*x, l);
+            *x = wrapped;
+            image[a] = image[a].wrapping_add(moved);
+        }
+    }
+}
+
+/// Whether every value of `c` is finite (a fold without short cuts, so
+/// that it vectorises).
+pub(super) fn all_finite(c: &[f32]) -> bool {
+    c.iter().fold(true, |ok, x| ok & x.is_finite())
+}
+
 /// What a pass of [`MdEngine::integrate`] found.
 pub(super) struct Pass {
     /// Every position and velocity is finite.
@@ -102,22 +122,11 @@ impl MdEngine {
                         }
                         loops.axpy(p, v, h);
                         if let Some(l) = lengths {
-                            // Most chunks have no body to wrap (false for NaN too).
-                            let inside = p.iter().fold(true, |ok, &x| ok & (x >= 0.0) & (x < l[a]));
-                            if !inside {
-                                for (x, image) in p.iter_mut().zip(images.iter_mut()) {
-                                    let (wrapped, moved) = wrap(*x, l[a]);
-                                    *x = wrapped;
-                                    image[a] = image[a].wrapping_add(moved);
-                                }
-                            }
+                            wrap_chunk(p, images, a, l[a]);
                         }
                     }
                 }
-                let finite = pos
-                    .iter()
-                    .chain(&vel)
-                    .all(|c| c.iter().fold(true, |ok, x| ok & x.is_finite()));
+                let finite = pos.iter().chain(&vel).all(|c| all_finite(c));
                 let moved = watch.is_some_and(|(reference, limit)| {
                     (0..at.len()).any(|k| {
                         let mut r2 = 0.0f32;

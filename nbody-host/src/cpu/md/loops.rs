@@ -45,7 +45,7 @@ use gpu_kernels::interaction::Vec3;
 use gpu_kernels::pair::{CUTOFF2, OFFSET, PairLaw, Row};
 
 use super::super::isa::{Isa, Supported};
-use super::super::lanes::Lanes;
+use super::super::lanes::{Lanes, MAX_LANES};
 use super::rows::{Rows, Setup, Typed, Uniform};
 
 /// Positions of a window of bodies (equal lengths), and their atom types
@@ -205,6 +205,12 @@ fn list_forces_body<V: Lanes, L: PairLaw, S: Rows<V>, const PERIODIC: bool, cons
     let bound = pos.x.len() as u32;
     let zero = V::splat(cap, 0.0);
     let mut ew = V::wide_zero(cap);
+    // Full lists: the force vectors of the last `held` bodies, reduced
+    // `LANES` bodies at a time (`Lanes::sums`, the same bits as one sum
+    // each); half lists sum each body at once, before the next body's
+    // reactions reach it.
+    let mut held = [[zero; MAX_LANES]; 3];
+    let mut n_held = 0;
     for (i, w) in list.offsets.windows(2).enumerate() {
         let me = list.first + i;
         let xi = body::<V>(cap, &pos, me);
@@ -242,10 +248,32 @@ fn list_forces_body<V: Lanes, L: PairLaw, S: Rows<V>, const PERIODIC: bool, cons
             }
             at += V::LANES;
         }
-        f.x[i] += fi.x.sum();
-        f.y[i] += fi.y.sum();
-        f.z[i] += fi.z.sum();
+        if REACT || V::LANES == 1 {
+            f.x[i] += fi.x.sum();
+            f.y[i] += fi.y.sum();
+            f.z[i] += fi.z.sum();
+        } else {
+            held[0][n_held] = fi.x;
+            held[1][n_held] = fi.y;
+            held[2][n_held] = fi.z;
+            n_held += 1;
+            if n_held == V::LANES {
+                let first = i + 1 - V::LANES;
+                for (out, held) in [&mut *f.x, &mut *f.y, &mut *f.z].into_iter().zip(&held) {
+                    let out = &mut out[first..];
+                    (V::load(cap, out) + V::sums(&held[..V::LANES])).store(out);
+                }
+                n_held = 0;
+            }
+        }
         ew = wi.wide_add(ew);
+    }
+    // The last bodies, fewer than `LANES`, one at a time.
+    let first = list.offsets.len().saturating_sub(1) - n_held;
+    for (out, held) in [&mut *f.x, &mut *f.y, &mut *f.z].into_iter().zip(&held) {
+        for (o, v) in out[first..].iter_mut().zip(&held[..n_held]) {
+            *o += v.sum();
+        }
     }
     V::wide_dot(ew, V::splat(cap, 1.0))
 }
@@ -836,5 +864,132 @@ impl MdLoops {
         assert_eq!(dst.len(), src.len());
         // SAFETY: `self.support` proves the CPU has the instruction set.
         unsafe { (self.axpy)(dst, src, h) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::lanes::{Lanes, MAX_LANES};
+
+    /// Sixteen vectors' worth of lanes whose sums depend on the order of
+    /// the additions (large and small values, both signs).
+    fn values() -> Vec<f32> {
+        (0..MAX_LANES * MAX_LANES)
+            .map(|k| {
+                let m = [1.0e7, 1.0, -3.3e-3, -2.5e6, 0.7][k % 5];
+                m * (1.0 + (k as f32 * 0.618).fract())
+            })
+            .collect()
+    }
+
+    /// `(sums, sum each)` of `LANES` vectors of [`values`], as bits.
+    #[inline(always)]
+    fn both<V: Lanes>(cap: V::Cap) -> (Vec<u32>, Vec<u32>) {
+        let x = values();
+        let vs: Vec<V> = x
+            .chunks(V::LANES)
+            .take(V::LANES)
+            .map(|c| V::load(cap, c))
+            .collect();
+        let mut got = vec![0.0; V::LANES];
+        V::sums(&vs).store(&mut got);
+        let each = vs.iter().map(|v| v.sum().to_bits()).collect();
+        (got.iter().map(|v| v.to_bits()).collect(), each)
+    }
+
+    /// `gather_pair` and two gathers of a 37-word table at the segment
+    /// starts `at` (every start from 0 to 35, some twice), as bits.
+    #[inline(always)]
+    fn pairs<V: Lanes>(cap: V::Cap) -> (Vec<u32>, Vec<u32>) {
+        let table: Vec<f32> = (0..37).map(|k| 1.5 + k as f32 * 0.25).collect();
+        let (mut got, mut want) = (Vec::new(), Vec::new());
+        let mut out = vec![0.0; V::LANES];
+        for first in (0..36).step_by(V::LANES) {
+            let at: Vec<f32> = (0..V::LANES)
+                .map(|k| ((first + 3 * k) % 36) as f32)
+                .collect();
+            let at = V::load(cap, &at);
+            let (a, b) = V::gather_pair(cap, &table, at);
+            let next = at + V::splat(cap, 1.0);
+            for v in [a, b] {
+                v.store(&mut out);
+                got.extend(out.iter().map(|v| v.to_bits()));
+            }
+            for v in [at, next] {
+                V::gather(cap, &table, v.to_idx(37)).store(&mut out);
+                want.extend(out.iter().map(|v| v.to_bits()));
+            }
+        }
+        (got, want)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    fn pairs_avx512() -> (Vec<u32>, Vec<u32>) {
+        use crate::cpu::isa::Capability;
+        // SAFETY: this function requires AVX-512F.
+        pairs::<crate::cpu::simd::F32x16>(unsafe { Capability::assume() })
+    }
+
+    /// A table's segment read with one 64-bit gather per lane (AVX-512)
+    /// is the two words the separate gathers read.
+    #[test]
+    fn gather_pair_reads_both_words_of_each_segment() {
+        let (got, want) = pairs::<f32>(());
+        assert_eq!(got, want);
+        #[cfg(target_arch = "x86_64")]
+        if crate::cpu::isa::HasAvx512::detect().is_some() {
+            // SAFETY: the CPU has AVX-512F.
+            let (got, want) = unsafe { pairs_avx512() };
+            assert_eq!(got, want);
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    fn both_avx512() -> (Vec<u32>, Vec<u32>) {
+        use crate::cpu::isa::Capability;
+        // SAFETY: this function requires AVX-512F.
+        both::<crate::cpu::simd::F32x16>(unsafe { Capability::assume() })
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    fn both_avx2() -> (Vec<u32>, Vec<u32>) {
+        use crate::cpu::isa::Capability;
+        // SAFETY: this function requires AVX2 and FMA.
+        both::<crate::cpu::simd::F32x8>(unsafe { Capability::assume() })
+    }
+
+    /// The batched reduction of the full-list loop (`Lanes::sums`, a
+    /// transposing tree on AVX-512) gives each body's force the bits of its
+    /// own `sum()`, on every instruction set this CPU has; and the data is
+    /// such that another order of the additions would show.
+    #[test]
+    fn sums_of_many_vectors_are_each_vectors_sum_bit_for_bit() {
+        let (got, each) = both::<f32>(());
+        assert_eq!(got, each);
+        let x = values();
+        let left_to_right = |c: &[f32]| c.iter().fold(0.0f32, |a, b| a + b).to_bits();
+        #[cfg(target_arch = "x86_64")]
+        {
+            use crate::cpu::isa::{HasAvx2Fma, HasAvx512};
+            if HasAvx512::detect().is_some() {
+                // SAFETY: the CPU has AVX-512F.
+                let (got, each) = unsafe { both_avx512() };
+                assert_eq!(got, each, "AVX-512");
+                let naive: Vec<u32> = x.chunks(16).map(left_to_right).collect();
+                assert_ne!(got, naive, "the values do not tell the orders apart");
+            }
+            if HasAvx2Fma::detect().is_some() {
+                // SAFETY: the CPU has AVX2 and FMA.
+                let (got, each) = unsafe { both_avx2() };
+                assert_eq!(got, each, "AVX2");
+                assert_ne!(
+                    got,
+                    x.chunks(8).take(8).map(left_to_right).collect::<Vec<_>>()
+                );
+            }
+        }
     }
 }

@@ -53,7 +53,7 @@ use glam::Vec3;
 use gpu_kernels::pair::{PairSetup, Visitor};
 
 use self::loops::MdLoops;
-use self::neighbours::Neighbours;
+use self::neighbours::{Neighbours, Spare};
 use self::rows::Setup;
 use super::CpuTuning;
 use super::isa::Isa;
@@ -102,6 +102,8 @@ pub(crate) struct MdEngine {
     /// `slot[user]`.
     slot: Vec<u32>,
     nbr: Option<Neighbours>,
+    /// The rebuild's reused buffers.
+    spare: Spare,
     /// Whether a body has moved more than half the skin since the last
     /// build (found by the drifts' passes, with automatic rebuilds).
     moved_far: bool,
@@ -197,6 +199,7 @@ impl MdEngine {
             user: (0..n as u32).collect(),
             slot: (0..n as u32).collect(),
             nbr: None,
+            spare: Spare::default(),
             moved_far: false,
             stats: MdStats::default(),
             virial: 0.0,
@@ -268,6 +271,7 @@ impl MdEngine {
             user: self.user.clone(),
             slot: self.slot.clone(),
             nbr: self.nbr.clone(),
+            spare: Spare::default(),
             moved_far: self.moved_far,
             stats: self.stats,
             virial: self.virial,

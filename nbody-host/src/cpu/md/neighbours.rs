@@ -27,9 +27,31 @@ pub(super) struct Neighbours {
     pub(super) bufs: Vec<[Vec<f32>; 3]>,
 }
 
-/// `order[new] = old` applied to `v`.
-fn permute<T: Copy + Send + Sync>(v: &[T], order: &[u32]) -> Vec<T> {
-    order.par_iter().map(|&o| v[o as usize]).collect()
+/// What a rebuild reuses from one build to the next (never cloned with a
+/// view): the sort's vectors and one spare column per element type, into
+/// which a column is permuted before the two swap. At 32,000 atoms fresh
+/// vectors per build were most of the run's page faults (the kernel
+/// zeroing each new page, 5-20 % of a run's time by `perf`).
+#[derive(Debug, Default)]
+pub(super) struct Spare {
+    order: build::Order,
+    f32s: Vec<f32>,
+    u32s: Vec<u32>,
+    images: Vec<[i32; 3]>,
+}
+
+/// `v` put in `order` (`order[new] = old`, so `v` ends `order.len()`
+/// long), written into `spare`'s capacity, which then swaps with `v`.
+fn permute<T: Copy + Send + Sync>(v: &mut Vec<T>, order: &[u32], spare: &mut Vec<T>) {
+    spare.clear();
+    let src = &v[..];
+    spare.par_extend(
+        order
+            .par_iter()
+            .with_min_len(CHUNK)
+            .map(|&o| src[o as usize]),
+    );
+    std::mem::swap(v, spare);
 }
 
 impl MdEngine {
@@ -106,38 +128,47 @@ impl MdEngine {
     pub(super) fn rebuild(&mut self) -> Result<()> {
         let n = self.n;
         let grid = self.grid();
-        let order = build::sort(
+        let spare = &mut self.spare;
+        build::sort(
             &grid,
             &self.pos[0][..n],
             &self.pos[1][..n],
             &self.pos[2][..n],
             &self.slot,
+            &mut spare.order,
         );
-        let o = &order.order;
+        let o = &spare.order.order;
         let lanes = self.loops.lanes;
         for a in 0..3 {
-            self.pos[a] = permute(&self.pos[a][..n], o);
+            permute(&mut self.pos[a], o, &mut spare.f32s);
             // Room for the build's last vector loads.
             self.pos[a].resize(n + lanes, 0.0);
-            self.vel[a] = permute(&self.vel[a], o);
-            self.acc[a] = permute(&self.acc[a], o);
+            permute(&mut self.vel[a], o, &mut spare.f32s);
+            permute(&mut self.acc[a], o, &mut spare.f32s);
         }
-        self.mass = permute(&self.mass, o);
+        permute(&mut self.mass, o, &mut spare.f32s);
         if let Some(run) = &mut self.ens
             && !run.lang[0].is_empty()
         {
-            run.lang = [0, 1, 2].map(|a| permute(&run.lang[a], o));
+            for lang in &mut run.lang {
+                permute(lang, o, &mut spare.f32s);
+            }
         }
-        self.types = permute(&self.types[..n], o);
-        self.inv_mass = permute(&self.inv_mass, o);
-        self.images = permute(&self.images, o);
-        self.user = permute(&self.user, o);
+        permute(&mut self.types, o, &mut spare.u32s);
+        permute(&mut self.inv_mass, o, &mut spare.f32s);
+        permute(&mut self.images, o, &mut spare.images);
+        permute(&mut self.user, o, &mut spare.u32s);
         for (s, &u) in self.user.iter().enumerate() {
             self.slot[u as usize] = s as u32;
         }
+        let old = self.nbr.take();
+        let (tasks, mut reference, mut bufs) = match old {
+            Some(nbr) => (nbr.lists.tasks, nbr.reference, nbr.bufs),
+            None => Default::default(),
+        };
         let lists = build::lists(
             grid,
-            &order.cell_start,
+            &self.spare.order.cell_start,
             Pos {
                 x: &self.pos[0],
                 y: &self.pos[1],
@@ -149,12 +180,12 @@ impl MdEngine {
             self.newton,
             &self.loops,
             &self.setup,
-            self.nbr
-                .take()
-                .map(|nbr| nbr.lists.tasks)
-                .unwrap_or_default(),
+            tasks,
         )?;
-        let reference = [0, 1, 2].map(|a| self.pos[a][..n].to_vec());
+        for (r, p) in reference.iter_mut().zip(&self.pos) {
+            r.clear();
+            r.extend_from_slice(&p[..n]);
+        }
         for p in &mut self.pos {
             p.truncate(n);
             p.resize(n + lists.ghosts + lanes, 0.0);
@@ -168,21 +199,17 @@ impl MdEngine {
                 prev[m] = Some(p);
             }
         }
-        let bufs = if lists.half {
-            lists
-                .tasks
-                .iter()
-                .map(|l| {
-                    [
-                        vec![0.0; l.window],
-                        vec![0.0; l.window],
-                        vec![0.0; l.window],
-                    ]
-                })
-                .collect()
+        if lists.half {
+            bufs.resize_with(lists.tasks.len(), Default::default);
+            for (buf, l) in bufs.iter_mut().zip(&lists.tasks) {
+                for b in buf {
+                    b.clear();
+                    b.resize(l.window, 0.0);
+                }
+            }
         } else {
-            Vec::new()
-        };
+            bufs.clear();
+        }
         self.stats.builds += 1;
         self.moved_far = false;
         self.stats.neighbours_per_atom = lists.pairs as f64 / n as f64;

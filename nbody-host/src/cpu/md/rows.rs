@@ -118,6 +118,11 @@ impl<V: Lanes> Row<V> for UniformRow<'_, V> {
     fn data(&self, at: V) -> V {
         V::gather(self.cap, self.table, at.to_idx(self.table.len() as u32))
     }
+
+    #[inline(always)]
+    fn data_pair(&self, at: V) -> (V, V) {
+        V::gather_pair(self.cap, self.table, at)
+    }
 }
 
 /// Several types: per body its block of each column, per vector of pairs
@@ -188,5 +193,10 @@ impl<V: Lanes> Row<V> for TypedRow<'_, V> {
     #[inline(always)]
     fn data(&self, at: V) -> V {
         V::gather(self.cap, self.table, at.to_idx(self.table.len() as u32))
+    }
+
+    #[inline(always)]
+    fn data_pair(&self, at: V) -> (V, V) {
+        V::gather_pair(self.cap, self.table, at)
     }
 }
