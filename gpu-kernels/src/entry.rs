@@ -621,7 +621,7 @@ pair::pair_styles! { kernel_table! {
     /// Ghosts moved with their bodies: [`periodic::ghost_update`].
     MdGhostUpdate = nbody_md_ghost_update => periodic::ghost_update(
         pos: Vec4[n + gcap], src: u32[gcap], shift: Vec4[gcap], status: u32[STATUS_WORDS],
-        n: u32, gcap: u32,
+        n: u32, gcap: u32, lx: f32, ly: f32, lz: f32,
     );
     /// Full neighbour lists from the cells: [`neighbours::build`].
     MdNeighbours = nbody_md_neighbours => neighbours::build(
@@ -637,7 +637,7 @@ pair::pair_styles! { kernel_table! {
     /// Drift in place and the rebuild trigger: [`periodic::drift_check`].
     MdDrift = nbody_md_drift => periodic::drift_check(
         pos: Vec4[n], vel: Vec4[n], reference: Vec4[n], status: u32[STATUS_WORDS],
-        n: u32, dt: f32, limit2: f32,
+        n: u32, dt: f32, limit2: f32, sx: f32, sy: f32, sz: f32,
     );
     /// Short-range MD ensembles: the step's first thermostat scaling:
     /// [`md_ensemble::begin`].

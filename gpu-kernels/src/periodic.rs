@@ -338,7 +338,10 @@ pub fn ghost_radius(rlist2: f32, l: [f32; 3]) -> f32 {
 
 /// Drift `x += v dt` in place, and the rebuild trigger: a body farther than
 /// `sqrt(limit2)` (`skin / 2`) from where it was at the last build sets
-/// `status[STATUS_MOVED]` (an atomic max, so racing writers are fine).
+/// `status[STATUS_MOVED]` (an atomic max, so racing writers are fine). The
+/// build's position is compared scaled by `(sx, sy, sz)`, the box's scale
+/// since the build (1 without a barostat, bit for bit the unscaled test:
+/// `fma(-r, 1, q)` rounds `q - r` once).
 ///
 /// # Safety
 /// `pos`, `vel` and `reference` hold `n` elements, `status`
@@ -356,6 +359,9 @@ pub unsafe fn drift_check<E: Exec>(
     n: u32,
     dt: f32,
     limit2: f32,
+    sx: f32,
+    sy: f32,
+    sz: f32,
 ) {
     let i = global_thread(e);
     if i < n {
@@ -372,7 +378,11 @@ pub unsafe fn drift_check<E: Exec>(
             );
             e.store(pos, i, q);
             let r = e.load(reference, i);
-            let (dx, dy, dz) = (q.x - r.x, q.y - r.y, q.z - r.z);
+            let (dx, dy, dz) = (
+                Real::mul_add(-r.x, sx, q.x),
+                Real::mul_add(-r.y, sy, q.y),
+                Real::mul_add(-r.z, sz, q.z),
+            );
             let d2 = Real::mul_add(dz, dz, Real::mul_add(dy, dy, dx * dx));
             #[allow(
                 clippy::neg_cmp_op_on_partial_ord,
@@ -480,12 +490,19 @@ pub unsafe fn ghost_place<E: Exec>(
 
 /// Moves the ghosts with their bodies: `pos[n + g] = pos[src[g]] + shift[g]`
 /// for the ghosts of the last build, `g < min(status[STATUS_GHOSTS], gcap)`
-/// (their count is on the device: the host queues steps without reading it).
+/// (their count is on the device: the host queues steps without reading it),
+/// each shift's `±L_d` taken as `±l_d` of the box now (`lx, ly, lz`: the
+/// build's box bit for bit without a barostat; a barostat's box between
+/// builds, `nbody-host/src/plan/md/npt.rs`).
 ///
 /// # Safety
 /// `pos` holds `n + gcap` elements, `src` and `shift` `gcap`, every
 /// `src[g] < n` for the last build's ghosts, `status` [`STATUS_WORDS`];
 /// launched with [`shape::per_body`](crate::shape::per_body)`(gcap, ..)`.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one argument per PTX kernel parameter"
+)]
 pub unsafe fn ghost_update<E: Exec>(
     e: &E,
     pos: Global<Vec4>,
@@ -494,6 +511,9 @@ pub unsafe fn ghost_update<E: Exec>(
     status: Global<u32>,
     n: u32,
     gcap: u32,
+    lx: f32,
+    ly: f32,
+    lz: f32,
 ) {
     let g = global_thread(e);
     // SAFETY: STATUS_GHOSTS < STATUS_WORDS.
@@ -502,10 +522,23 @@ pub unsafe fn ghost_update<E: Exec>(
         // SAFETY: g < ghosts <= gcap and src[g] < n: in bounds; thread g writes only
         // pos[n + g], which no thread reads (sources are real bodies).
         unsafe {
-            let s = e.load(shift, g);
+            let b = e.load(shift, g);
+            let s = Vec4::new(now(b.x, lx), now(b.y, ly), now(b.z, lz), 0.0);
             let x = e.load(pos, e.load(src, g));
             e.store(pos, n + g, Vec4::new(x.x + s.x, x.y + s.y, x.z + s.z, x.w));
         }
+    }
+}
+
+/// A ghost's shift `±L` (or 0) of the build, as `±l` of the box now.
+#[inline(always)]
+fn now(shift: f32, l: f32) -> f32 {
+    if shift > 0.0 {
+        l
+    } else if shift < 0.0 {
+        -l
+    } else {
+        0.0
     }
 }
 

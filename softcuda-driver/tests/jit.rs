@@ -217,7 +217,7 @@ fn the_jit_gives_each_entry_the_h200s_registers() {
         ("nbody_block_pair", 65, 896),
         ("nbody_tiled_euler", 40, 1024),
         ("nbody_simt_accel", 32, 1024),
-        ("nbody_md_drift", 22, 1024),
+        ("nbody_md_copy_back", 24, 1024),
         ("nbody_check_finite", 18, 1024),
     ] {
         let f = function(m, name);

@@ -115,11 +115,15 @@ fn reqntid_is_the_exact_block() {
 /// the two Hermite force kernels: the self-pair mask moved (5eeae70);
 /// `nbody_md_neighbours`: row runs with one image shift per run (3f9f0d8);
 /// the two `table` force kernels: a segment's two words through
-/// `Row::data_pair` (5ae8912).
-const NOT_YET_MEASURED: [&str; 6] = [
+/// `Row::data_pair` (5ae8912); `nbody_md_drift` and `nbody_md_ghost_update`:
+/// NPT's scaled-margin gate (the build's positions scaled by the box's scale
+/// since, the ghosts' shifts as the box now; issue 25).
+const NOT_YET_MEASURED: [&str; 8] = [
     "nbody_hermite_force",
     "nbody_hermite_force_mixed",
+    "nbody_md_drift",
     "nbody_md_ensemble_end",
+    "nbody_md_ghost_update",
     "nbody_md_neighbours",
     "nbody_table_forces",
     "nbody_table_forces_thermo",

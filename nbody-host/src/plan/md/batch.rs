@@ -91,7 +91,7 @@ impl MdPlan {
     /// The gate of local step `s` of a batch whose first step follows
     /// `since` steps without a build: automatic, or with a fixed interval
     /// a forced build where it falls (`None`: no build kernels at all).
-    fn gate_of(&self, since: u64, s: u32) -> Option<u32> {
+    pub(super) fn gate_of(&self, since: u64, s: u32) -> Option<u32> {
         match self.every {
             None => Some(GATE_AUTO),
             Some(k) => (since + s as u64)
@@ -119,6 +119,9 @@ impl MdPlan {
                 n,
                 dt: self.params.dt,
                 limit2: self.limit2,
+                sx: 1.0,
+                sy: 1.0,
+                sz: 1.0,
             },
             body,
         )?;
@@ -160,9 +163,10 @@ impl MdPlan {
     }
 
     /// Restores the saved start, its lists rebuilt from its reference
-    /// positions (the bodies are in that build's order already, so the
-    /// sort leaves them where they are and the lists come out the same).
-    pub(super) fn restore<D: Device<MdBuf>>(&self, dev: &mut D) -> Result<()> {
+    /// positions in that build's grid (the bodies are in that build's order
+    /// already, so the sort leaves them where they are and the lists come
+    /// out the same).
+    pub(super) fn restore<D: Device<MdBuf>>(&mut self, dev: &mut D) -> Result<()> {
         for (buf, saved, per_body) in SAVED {
             let words = per_body.map_or(STATUS_WORDS as usize, |w| w * self.n as usize);
             dev.copy(saved, buf, words)?;
@@ -171,7 +175,11 @@ impl MdPlan {
             dev.copy(saved, buf, words)?;
         }
         dev.copy(MdBuf::Reference, MdBuf::Pos, 4 * self.n as usize)?;
-        self.queue_build(dev, GATE_QUIET)?;
+        let now = self.grid;
+        self.grid = self.built;
+        let built = self.queue_build(dev, GATE_QUIET);
+        self.grid = now;
+        built?;
         dev.copy(MdBuf::SavedPos, MdBuf::Pos, 4 * self.n as usize)?;
         dev.copy(MdBuf::SavedStatus, MdBuf::Status, STATUS_WORDS as usize)
     }

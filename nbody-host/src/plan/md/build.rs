@@ -24,6 +24,9 @@ pub(crate) struct Origin<'a> {
     pub reference: &'a [Vec4],
     /// Steps since it.
     pub since: u64,
+    /// The grid of that build where a barostat has changed the box since
+    /// (`None`: the box now): the lists are rebuilt in it, as they were.
+    pub built: Option<gpu_kernels::periodic::Grid>,
 }
 
 impl MdPlan {
@@ -118,6 +121,17 @@ impl MdPlan {
         for (buf, words) in sized {
             dev.alloc(buf, words, false)?;
         }
+        let now = self.grid;
+        if let Some(built) = origin.and_then(|o| o.built) {
+            // A barostat's continuation: its lists of the build's box (the
+            // cells' buffers grown where that box had more cells).
+            self.grid = built;
+            if built.cells() > now.cells() {
+                dev.alloc(MdBuf::Starts, built.cells() as usize + 1, false)?;
+                let scan = shape::scan(self.n.max(built.cells() + 1), self.params.scan_block);
+                dev.alloc(MdBuf::ScanSums, scan.grid.max(1) as usize, false)?;
+            }
+        }
         // A continuation builds from where its lists were built.
         dev.write(
             MdBuf::Pos,
@@ -145,6 +159,7 @@ impl MdPlan {
         dev.write(MdBuf::PairTable, 0, &table)?;
         dev.write(MdBuf::Status, 0, &[ALL_FINITE, 0])?;
         self.first_build(dev)?;
+        self.grid = now;
         if let Some(o) = origin {
             self.place_frame(dev, pos, o)?;
         }
@@ -167,12 +182,18 @@ impl MdPlan {
         let by_slot: Vec<Vec4> = tags.iter().map(|t| pos[t.id as usize]).collect();
         dev.write(MdBuf::Pos, 0, &vec4_words(&by_slot))?;
         self.ghost_update(dev)?;
-        // `drift_check`'s test, in its arithmetic.
+        // `drift_check`'s test, in its arithmetic (the build's positions
+        // scaled with the box since, `npt.rs`).
+        let (limit2, [sx, sy, sz]) = self.margin();
         let moved = pos.iter().zip(o.reference).any(|(q, r)| {
-            let (dx, dy, dz) = (q.x - r.x, q.y - r.y, q.z - r.z);
+            let (dx, dy, dz) = (
+                (-r.x).mul_add(sx, q.x),
+                (-r.y).mul_add(sy, q.y),
+                (-r.z).mul_add(sz, q.z),
+            );
             let d2 = dz.mul_add(dz, dy.mul_add(dy, dx * dx));
             // NaN is not within, as there.
-            let within = d2 <= self.limit2;
+            let within = d2 <= limit2;
             !within
         });
         let since = o.since.min(u32::MAX as u64);
@@ -240,6 +261,7 @@ impl MdPlan {
                 self.entries = status[gpu_kernels::periodic::STATUS_ENTRIES as usize];
                 self.builds += 1;
                 self.since_build = 0;
+                self.built = self.grid;
                 return Ok(());
             }
         }
@@ -288,6 +310,27 @@ impl MdPlan {
         Ok(grew)
     }
 
+    /// The rebuild trigger now, `(limit^2, scale)`: the squared distance a
+    /// body may move from its position at the last build scaled by `scale`
+    /// per axis, the box's scale since that build (the CPU engine's
+    /// `scaled_margin`). A pair listed at `r_list` then is at least
+    /// `s r_list` apart now (`s` the least scale, at most 1), so every pair
+    /// within the cutoff is listed, its ghost with it, while each body
+    /// stays within `(s r_list - r_c) / 2` of its scaled build position:
+    /// `skin / 2` when the box has not changed; below 0 (every body
+    /// triggers) when the box shrank past what the lists allow.
+    pub(super) fn margin(&self) -> (f32, [f32; 3]) {
+        let (now, built) = (self.grid.l, self.built.l);
+        let scale = [0, 1, 2].map(|a| now[a] / built[a]);
+        if scale == [1.0; 3] {
+            return (self.limit2, scale);
+        }
+        let s = scale.iter().fold(1.0f32, |m, &x| m.min(x));
+        let (r_c, skin) = (self.params.cutoff(), self.params.skin);
+        let limit = 0.5 * (s * (r_c + skin) - r_c);
+        (if limit > 0.0 { limit * limit } else { -1.0 }, scale)
+    }
+
     /// Ghost slots for `ghosts` ghosts, with room to spare.
     fn ghost_slots(&self, ghosts: u32) -> u32 {
         (ghosts + ghosts / 4 + 32).min(7 * self.n)
@@ -303,6 +346,9 @@ impl MdPlan {
                 status: MdBuf::Status,
                 n: self.n,
                 gcap: self.gcap,
+                lx: self.grid.l[0],
+                ly: self.grid.l[1],
+                lz: self.grid.l[2],
             },
             self.per_body(self.gcap),
         )

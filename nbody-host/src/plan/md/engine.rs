@@ -1,11 +1,14 @@
 //! [`MdPlanEngine`]: a `Simulation`'s short-range run on the GPU backends,
 //! the MD plan driven over any [`Device`] (the emulator's, CUDA's), under
 //! NVE, a thermostat (`ensemble.rs`: NVT, Langevin, rescaling) or NPT
-//! (`npt.rs`: the barostat's box on the host, a build every step). What the
+//! (`npt.rs`: the barostat's box on the host, the lists kept within a
+//! margin scaled with the box). What the
 //! plan does not do is an [`Error::Unsupported`] naming it, from
 //! [`md_params`], before the device is opened.
 
 use glam::Vec3;
+
+use gpu_kernels::periodic::Grid;
 
 use super::build::Origin;
 use super::ensemble::EnsPlan;
@@ -102,7 +105,7 @@ fn continuation(
 ) -> Option<(Vec<gpu_kernels::Vec4>, u64)> {
     let frame = origin.frame.as_ref()?;
     let n = pos.len();
-    if origin.lengths.is_some() || frame.len() != n || origin.reference.len() != n {
+    if frame.len() != n || origin.reference.len() != n {
         return None;
     }
     if images.is_empty() {
@@ -196,9 +199,18 @@ impl<D: Device<MdBuf>> MdPlanEngine<D> {
         let reference = start
             .and_then(|s| s.neighbours.as_ref())
             .and_then(|o| continuation(o, &mut pos, &mut images, lengths));
+        // A barostat's build box (`npt.rs`), its cells as the run has them.
+        let built = start
+            .and_then(|s| s.neighbours.as_ref())
+            .and_then(|o| o.lengths)
+            .map(|l| Grid {
+                l,
+                n: l.map(|x| ((x as f64 / side) as u32).clamp(1, 1024)),
+            });
         let origin = reference.as_ref().map(|(reference, since)| Origin {
             reference,
             since: *since,
+            built,
         });
         plan.start_with(&mut dev, &pos, &vel, &images, &types, origin.as_ref())?;
         if let Some(ens) = EnsPlan::new(params.ensemble(), bodies.len(), params.dt()) {

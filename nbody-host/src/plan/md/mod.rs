@@ -9,8 +9,8 @@
 //! [`MdPlanEngine`] (`engine.rs`) runs it behind `Simulation` on
 //! `Backend::Emulator` and `Backend::Cuda`: a pair potential in a periodic box
 //! with cell-built full lists and velocity Verlet, under NVE, a thermostat
-//! (`ensemble.rs`) or NPT (`npt.rs`: the box on the host, a build every
-//! step); anything else is an `Error::Unsupported` naming it. The pair table is uploaded once
+//! (`ensemble.rs`) or NPT (`npt.rs`: the box on the host, builds gated by
+//! a margin scaled with the box); anything else is an `Error::Unsupported` naming it. The pair table is uploaded once
 //! (`MdBuf::PairTable`), the atom types travel with the bodies through every
 //! sort (`MdBuf::Type`, ghosts included).
 //!
@@ -172,6 +172,9 @@ pub(crate) struct MdPlan {
     params: MdParams,
     n: u32,
     grid: Grid,
+    /// The grid of the last build: `grid` but under a barostat, whose box
+    /// moves between builds (`npt.rs`); replays rebuild in it.
+    built: Grid,
     rlist2: f32,
     /// `(skin / 2)^2`: the rebuild trigger.
     limit2: f32,

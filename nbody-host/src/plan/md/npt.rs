@@ -3,19 +3,34 @@
 //! the CPU engine's step (`cpu/md/ensemble.rs`) in its order.
 //!
 //! # How the kernels see the box
-//! The barostat changes the box every step, and with it the cells, the
-//! ghosts' shifts and the wrap. Here the box lives on the host: each step
-//! is one batch of one step, its scalar updates run on the host (the CPU
-//! engine's calls of `gpu_kernels::ensemble`, the same `f64` arithmetic),
-//! and the lists are rebuilt every step in the new box (the grid's lengths
-//! and cells are launch arguments, the cells recomputed from the box as
-//! the plan's start computes them). Per step that costs one host round
-//! trip (three small reads: the status words, the kinetic sums per block
-//! of the ensemble pass, the thermo partials per block of the forces,
-//! whose virial the barostat needs) and a full build (sort, ghosts, lists),
-//! which together make an NPT step cost several NVE steps (no pair is ever
-//! missed: the lists are always of the current positions and box). NVE and
-//! the thermostats keep their batches of 64 steps untouched.
+//! The barostat changes the box every step. Here the box lives on the
+//! host: each step is one batch of one step, its scalar updates run on the
+//! host (the CPU engine's calls of `gpu_kernels::ensemble`, the same `f64`
+//! arithmetic), and the box reaches the kernels as launch arguments: the
+//! grid's lengths and cells (recomputed from the box as the plan's start
+//! computes them) for a build, the lengths for the ghosts' update (each
+//! ghost's shift `±L` of the build taken as `±L` now). Per step that costs
+//! one host round trip (three small reads: the status words, the kinetic
+//! sums per block of the ensemble pass, the thermo partials per block of
+//! the forces, whose virial the barostat needs).
+//!
+//! # Builds
+//! The lists are kept as on the CPU (`cpu/md/ensemble.rs`
+//! `scaled_margin`, here `MdPlan::margin`): with `s` the least of the
+//! box's scales since the last build (at most 1), a pair listed at
+//! `r_list` then is at least `s r_list` apart now, so every pair within the
+//! cutoff (and the ghost it needs: ghosts were placed within `r_list` of a
+//! face of the build's box, and scale with it) is listed while each body
+//! stays within `(s r_list - r_c) / 2` of its build position scaled by the
+//! box's scale per axis. The trigger is an
+//! [`MdDrift`](gpu_kernels::entry::Entry::MdDrift) by 0 after the
+//! step's dilations, its reference positions scaled by that scale; the
+//! device's gate builds when a body is past it (or past every margin, when
+//! the box shrank below what the lists allow), and the host learns at the
+//! step's read whether it did and keeps that build's grid
+//! (`MdPlan::built`), where a replay rebuilds and a checkpoint's
+//! continuation rebuilds (`NeighbourOrigin::lengths`). A box shorter than
+//! `2 (r_c + skin)` stops the run (below).
 //!
 //! # One step
 //! Host: `nhc_press`, `nhc_temp`, the pressure from the last step's
@@ -23,7 +38,8 @@
 //! half-step dilations (`remap`), as the CPU. Device: a
 //! [`MdEnsemblePass`](gpu_kernels::entry::Entry::MdEnsemblePass) (scale,
 //! half kick, dilation), [`MdDrift`](gpu_kernels::entry::Entry::MdDrift),
-//! a pass (dilation), the build in the new box, the forces with their
+//! a pass (dilation), the trigger, the ghosts' update, the build the gate
+//! decides on in the new box, the forces with their
 //! thermo partials, a pass (half kick), a pass (the barostat's velocity
 //! factor, the block sums of `m v^2`), `CheckFinite`. Host: the sums in
 //! block order (`f64`), the pressure, `omega_dot`, `nhc_temp`,
@@ -42,7 +58,7 @@ use gpu_kernels::md_ensemble::{
     PASS_SCALE, PASS_SUMS,
 };
 use gpu_kernels::periodic::{
-    GATE_FORCE, STATUS_FINITE, STATUS_GHOST_NEED, STATUS_NEIGHBOURS, STATUS_WORDS,
+    STATUS_BUILDS, STATUS_FINITE, STATUS_GHOST_NEED, STATUS_NEIGHBOURS, STATUS_WORDS,
 };
 use gpu_kernels::shape;
 
@@ -161,12 +177,12 @@ impl MdPlan {
         steps: u64,
     ) -> Result<Option<Divergence>> {
         for s in 1..=steps {
-            let (run, grid) = (self.npt.clone(), self.grid);
+            let (run, grid, since) = (self.npt.clone(), self.grid, self.since_build);
             dev.mark(Some(Section::Modify))?;
             self.clear_batch_words(dev)?;
             self.save(dev)?;
             loop {
-                if !self.queue_npt_step(dev, s)? {
+                if !self.queue_npt_step(dev, s, since)? {
                     return Ok(Some(Divergence {
                         after_step: s,
                         body: 0,
@@ -187,8 +203,10 @@ impl MdPlan {
                     continue;
                 }
                 self.finish_npt_step(dev)?;
-                self.account(&status, 0, 1);
-                self.since_build = 0;
+                if status[STATUS_BUILDS as usize] > 0 {
+                    self.built = self.grid;
+                }
+                self.account(&status, since, 1);
                 if status[STATUS_FINITE as usize] != ALL_FINITE {
                     let slot = status[STATUS_FINITE as usize + 1] as usize;
                     let tag = words_tag(&dev.read(MdBuf::Tag, 4 * slot, 4)?)[0];
@@ -207,7 +225,12 @@ impl MdPlan {
 
     /// Queues local step `s` up to its sums; `false` (after the first
     /// pass, as on the CPU) when the box got shorter than `2 r_list`.
-    fn queue_npt_step<D: Device<MdBuf>>(&mut self, dev: &mut D, s: u64) -> Result<bool> {
+    fn queue_npt_step<D: Device<MdBuf>>(
+        &mut self,
+        dev: &mut D,
+        s: u64,
+        since: u64,
+    ) -> Result<bool> {
         let run = self.npt.as_mut().expect("an NPT run");
         let (nh, st) = (run.nh, &mut run.st);
         // The CPU's pass 1 (LAMMPS's initial_integrate).
@@ -231,8 +254,11 @@ impl MdPlan {
                 status: MdBuf::Status,
                 n: self.n,
                 dt,
-                // The build below is forced: no trigger.
+                // The trigger is tested below, on the dilated positions.
                 limit2: f32::INFINITY,
+                sx: 1.0,
+                sy: 1.0,
+                sz: 1.0,
             },
             self.per_body(self.n),
         )?;
@@ -246,8 +272,29 @@ impl MdPlan {
             return Ok(false);
         }
         self.npt_grid(dev, l32)?;
-        dev.mark(Some(Section::Neigh))?;
-        self.queue_build(dev, GATE_FORCE)?;
+        // The trigger (a drift by 0): each body against its position at the
+        // last build scaled with the box since, within the margin left.
+        let (limit2, [sx, sy, sz]) = self.margin();
+        dev.launch(
+            Launch::MdDrift {
+                pos: MdBuf::Pos,
+                vel: MdBuf::Vel,
+                reference: MdBuf::Reference,
+                status: MdBuf::Status,
+                n: self.n,
+                dt: 0.0,
+                limit2,
+                sx,
+                sy,
+                sz,
+            },
+            self.per_body(self.n),
+        )?;
+        self.ghost_update(dev)?;
+        if let Some(force) = self.gate_of(since, 1) {
+            dev.mark(Some(Section::Neigh))?;
+            self.queue_build(dev, force)?;
+        }
         dev.mark(Some(Section::Pair))?;
         self.forces(dev, true)?;
         dev.mark(Some(Section::Modify))?;

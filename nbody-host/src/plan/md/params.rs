@@ -133,12 +133,14 @@ impl MdPlan {
             .map(|&l| 1.0 + 2.0 * (rg as f64 / l as f64).min(0.5))
             .product::<f64>()
             - 1.0;
+        let grid = Grid {
+            l: p.lengths,
+            n: cells,
+        };
         let plan = MdPlan {
             n,
-            grid: Grid {
-                l: p.lengths,
-                n: cells,
-            },
+            grid,
+            built: grid,
             rlist2: (rlist * rlist) as f32,
             limit2: (0.25 * p.skin as f64 * p.skin as f64) as f32,
             cap: with_headroom((expected.min(n as f64) as u32).max(4)),

@@ -117,7 +117,8 @@ impl MdPlan {
 
     /// Where the lists were built, in the caller's order: the reference
     /// positions, the positions in that build's frame (as the device holds
-    /// them, unwrapped), and the steps since the build.
+    /// them, unwrapped), the steps since the build, and its box where a
+    /// barostat has moved it since.
     pub(crate) fn read_origin<D: Device<MdBuf>>(&self, dev: &mut D) -> Result<NeighbourOrigin> {
         let n = self.n as usize;
         let pos = words_vec4(&dev.read(MdBuf::Pos, 0, 4 * n)?);
@@ -131,7 +132,8 @@ impl MdPlan {
         Ok(NeighbourOrigin {
             reference: r,
             since_build: self.since_build,
-            lengths: None,
+            // A barostat's box moves between builds (`npt.rs`).
+            lengths: (self.built.l != self.grid.l).then_some(self.built.l),
             frame: Some(f),
         })
     }

@@ -53,6 +53,7 @@ use crate::pair::{PairPotential, PairStyle};
 
 mod batches;
 mod kernels;
+mod npt;
 mod runs;
 mod states;
 
