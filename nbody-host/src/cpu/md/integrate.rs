@@ -107,26 +107,21 @@ impl MdEngine {
             .map(|(k, ((((((x, y), z), u), v), w), images))| {
                 let at = k * CHUNK..k * CHUNK + x.len();
                 let (mut pos, mut vel) = ([x, y, z], [u, v, w]);
-                let mut too_far = false;
+                let (mut too_far, mut finite) = (false, true);
                 for (a, (p, v)) in pos.iter_mut().zip(vel.iter_mut()).enumerate() {
-                    if let Some(h) = kick {
-                        loops.axpy(v, &acc[a][at.clone()], h);
-                    }
-                    if let Some(h) = drift {
-                        // (The checks fold without short cuts, so that
-                        // they vectorise: they are most of this pass's
-                        // time otherwise.)
-                        if let Some(l) = lengths {
-                            let half = 0.5 * l[a];
-                            too_far |= v.iter().fold(false, |far, &v| far | ((v * h).abs() > half));
-                        }
-                        loops.axpy(p, v, h);
-                        if let Some(l) = lengths {
-                            wrap_chunk(p, images, a, l[a]);
-                        }
+                    // The kick, the drift and the checks in one loop of
+                    // the instruction set (they fold without short cuts,
+                    // so that they vectorise: they are most of this pass's
+                    // time otherwise).
+                    let l = lengths.map(|l| l[a]);
+                    let found = loops.axis_pass(p, v, &acc[a][at.clone()], kick, drift, l);
+                    too_far |= found.too_far;
+                    // (Wrapping keeps a value finite or not.)
+                    finite &= found.finite;
+                    if let (Some(l), false) = (l, found.inside) {
+                        wrap_chunk(p, images, a, l);
                     }
                 }
-                let finite = pos.iter().chain(&vel).all(|c| all_finite(c));
                 let moved = watch.is_some_and(|(reference, limit)| {
                     (0..at.len()).any(|k| {
                         let mut r2 = 0.0f32;

@@ -540,6 +540,57 @@ type CellListsFn = unsafe fn(
 type FullForcesFn = unsafe fn(Pos<'_>, usize, usize, &mut Forces<'_>, &Setup) -> f64;
 type FullEnergyFn = unsafe fn(Pos<'_>, usize, usize, usize, &Setup) -> (f64, f64);
 type AxpyFn = unsafe fn(&mut [f32], &[f32], f32);
+type AxisPassFn =
+    unsafe fn(&mut [f32], &mut [f32], &[f32], Option<f32>, Option<f32>, Option<f32>) -> AxisPass;
+
+/// What one axis of a chunk's integrator pass found ([`MdLoops::axis_pass`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AxisPass {
+    /// Every position and velocity is finite.
+    pub finite: bool,
+    /// The drift moved a body more than half the box.
+    pub too_far: bool,
+    /// Every position lies in `[0, L)` after the drift (false for NaN).
+    pub inside: bool,
+}
+
+/// `v += acc kick`, then `x += v drift` (each one rounding per element),
+/// with the checks of the pass folded without short cuts, all compiled for
+/// the instruction set (in the generic pass the checks were SSE code: with
+/// this a WCA run at 32,000 atoms took 0.96x the CPU time, same bits).
+#[inline(always)]
+fn axis_pass_body(
+    x: &mut [f32],
+    v: &mut [f32],
+    acc: &[f32],
+    kick: Option<f32>,
+    drift: Option<f32>,
+    l: Option<f32>,
+) -> AxisPass {
+    if let Some(h) = kick {
+        axpy_body(v, acc, h);
+    }
+    let (mut too_far, mut inside) = (false, true);
+    if let Some(h) = drift {
+        if let Some(l) = l {
+            let half = 0.5 * l;
+            too_far = v.iter().fold(false, |far, &v| far | ((v * h).abs() > half));
+        }
+        axpy_body(x, v, h);
+        if let Some(l) = l {
+            inside = x.iter().fold(true, |ok, &x| ok & (x >= 0.0) & (x < l));
+        }
+    }
+    let finite = x
+        .iter()
+        .chain(v.iter())
+        .fold(true, |ok, x| ok & x.is_finite());
+    AxisPass {
+        finite,
+        too_far,
+        inside,
+    }
+}
 
 /// The pair entry points of one instruction set and one law, for open space
 /// or a periodic box, one or several atom types.
@@ -559,6 +610,7 @@ pub(crate) struct MdLoops {
     full_forces: FullForcesFn,
     full_energy: FullEnergyFn,
     axpy: AxpyFn,
+    axis_pass: AxisPassFn,
 }
 
 impl std::fmt::Debug for MdLoops {
@@ -689,6 +741,18 @@ macro_rules! md_entry_points {
             pub(super) unsafe fn axpy(dst: &mut [f32], src: &[f32], h: f32) {
                 axpy_body(dst, src, h)
             }
+
+            $(#[target_feature(enable = $feat)])?
+            pub(super) unsafe fn axis_pass(
+                x: &mut [f32],
+                v: &mut [f32],
+                acc: &[f32],
+                kick: Option<f32>,
+                drift: Option<f32>,
+                l: Option<f32>,
+            ) -> AxisPass {
+                axis_pass_body(x, v, acc, kick, drift, l)
+            }
         }
     };
 }
@@ -729,6 +793,7 @@ macro_rules! md_loops {
             full_forces: pick!($m::full_forces, $l, $typed, $periodic),
             full_energy: pick!($m::full_energy, $l, $typed, $periodic),
             axpy: $m::axpy,
+            axis_pass: $m::axis_pass,
         }
     };
 }
@@ -857,6 +922,23 @@ impl MdLoops {
         assert!(first + len <= n);
         // SAFETY: `self.support` proves the CPU has the instruction set.
         unsafe { (self.full_energy)(pos, n, first, len, c) }
+    }
+
+    /// One axis of a chunk in the integrator's pass: `v += acc kick`, then
+    /// `x += v drift` (if any), and what the checks found ([`AxisPass`]:
+    /// `too_far` and `inside` against the box length `l`, if any).
+    pub fn axis_pass(
+        &self,
+        x: &mut [f32],
+        v: &mut [f32],
+        acc: &[f32],
+        kick: Option<f32>,
+        drift: Option<f32>,
+        l: Option<f32>,
+    ) -> AxisPass {
+        assert!(x.len() == v.len() && (kick.is_none() || acc.len() == v.len()));
+        // SAFETY: `self.support` proves the CPU has the instruction set.
+        unsafe { (self.axis_pass)(x, v, acc, kick, drift, l) }
     }
 
     /// `dst += src * h`, fused (equal lengths).

@@ -8,7 +8,7 @@
 //! | `neighbours.rs` | when to rebuild, and the rebuild: sort, reorder, lists, ghosts |
 //! | `forces.rs` | the force evaluation (half lists' buffers summed in a fixed order) and thermo sums |
 //! | `build.rs` | counting sort into cells, half or full Verlet lists per task of cells |
-//! | `loops.rs` | the SIMD force, energy and list-building loops, per instruction set and pair law (each body's list prefetched 2 KiB ahead: at 256,000 atoms the lists stream from memory) |
+//! | `loops.rs` | the SIMD force, energy and list-building loops, and the integrator's loop per axis (kick, drift, checks), per instruction set and pair law (each body's list prefetched 2 KiB ahead: at 256,000 atoms the lists stream from memory) |
 //! | `rows.rs` | the box and the pair table, and how a loop reads a pair's coefficients (one type, or by type) |
 //!
 //! # Half or full lists
