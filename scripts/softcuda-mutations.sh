@@ -161,8 +161,10 @@ selected() { [[ $1 =~ $only ]]; }
 # Baseline: the unmutated copy must pass every test a selected mutation is
 # judged by, or a CAUGHT below would mean nothing.
 echo "==== baseline (no mutation)"
+# (`if`, not `&&`: a last mutation left out by the filter must not end the
+# loop with a failing status, which pipefail and set -e made a silent exit 1.)
 baseline=$(while IFS='|' read -r name _ _ tests; do
-  [ -n "$name" ] && selected "$name" && tr ';' '\n' <<<"$tests"
+  if [ -n "$name" ] && selected "$name"; then tr ';' '\n' <<<"$tests"; fi
 done <<<"$mutations" | awk '!seen[$0]++')
 while IFS= read -r run; do
   # shellcheck disable=SC2046,SC2086
